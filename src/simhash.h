@@ -1,0 +1,103 @@
+/*
+ * simhash.h
+ *	  Declarations shared by the simhash extension's C files: the 64-bit
+ *	  fingerprint type, the block layout used by indexes and batch joins, and
+ *	  the fingerprint builder.
+ */
+#ifndef SIMHASH_H
+#define SIMHASH_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "port/pg_bitutils.h"
+
+/* A fingerprint is a plain uint64, passed by value. */
+typedef uint64 simhash;
+
+#define DatumGetSimhash(X)		((simhash) DatumGetInt64(X))
+#define SimhashGetDatum(X)		Int64GetDatum((int64) (X))
+#define PG_GETARG_SIMHASH(n)	DatumGetSimhash(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH(x)	return SimhashGetDatum(x)
+
+#define SIMHASH_BITS			64
+
+static inline int
+simhash_distance(simhash a, simhash b)
+{
+	return pg_popcount64(a ^ b);
+}
+
+/*
+ * Block layout: the 64 bits are split into nblocks contiguous blocks, block 0
+ * holding the most significant bits.  The first (64 % nblocks) blocks are one
+ * bit wider than the others.
+ */
+#define SIMHASH_MIN_BLOCKS		1
+#define SIMHASH_MAX_BLOCKS		16
+
+static inline int
+simhash_block_width(int i, int nblocks)
+{
+	return SIMHASH_BITS / nblocks + (i < SIMHASH_BITS % nblocks ? 1 : 0);
+}
+
+/* first bit of block i, counted from the most significant bit */
+static inline int
+simhash_block_start(int i, int nblocks)
+{
+	int			extra = SIMHASH_BITS % nblocks;
+
+	return i * (SIMHASH_BITS / nblocks) + (i < extra ? i : extra);
+}
+
+static inline uint64
+simhash_block_value(simhash fp, int i, int nblocks)
+{
+	int			width = simhash_block_width(i, nblocks);
+	int			shift = SIMHASH_BITS - simhash_block_start(i, nblocks) - width;
+
+	return (fp >> shift) & (width == 64 ? ~UINT64CONST(0) : ((UINT64CONST(1) << width) - 1));
+}
+
+extern void simhash_check_blocks(int nblocks);
+
+/*
+ * Fingerprint builder: 64 vote counters.  Unit-weight features (term
+ * frequency) go through a carry-save bit-plane counter; weighted features
+ * through float8 sums.  simhash_acc_finish() takes the sign of each counter
+ * (bit i set when counter i > 0; ties give 0).
+ */
+#define SIMHASH_PLANES 20
+
+typedef struct SimhashAcc
+{
+	uint64		planes[SIMHASH_PLANES]; /* bit-sliced counts of set bits */
+	uint64		nunit;			/* unit-weight features added */
+	int64		counts[64];		/* flushed counts of set bits */
+	double		weighted[64];	/* signed sums of weighted features */
+	bool		has_weighted;
+} SimhashAcc;
+
+extern void simhash_acc_init(SimhashAcc *acc);
+extern void simhash_acc_add_unit(SimhashAcc *acc, uint64 hash);
+extern void simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight);
+extern simhash simhash_acc_finish(SimhashAcc *acc);
+
+/* feature hashing (xxHash XXH3-64, seed 0, pinned) */
+extern uint64 simhash_feature_hash(const char *bytes, size_t len);
+extern uint64 simhash_shingle_hash(const uint64 *hashes, int n);
+
+/* tokenizer: see tokenize.c */
+typedef enum SimhashFeatureKind
+{
+	SIMHASH_FEATURE_WORDS,		/* shingles of n tokens (words, CJK bigrams) */
+	SIMHASH_FEATURE_CHARS		/* n-grams of characters */
+} SimhashFeatureKind;
+
+typedef void (*SimhashFeatureCallback) (uint64 hash, void *arg);
+
+extern void simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind,
+							 int n, SimhashFeatureCallback emit, void *arg);
+
+#endif							/* SIMHASH_H */

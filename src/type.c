@@ -1,0 +1,230 @@
+/*
+ * type.c
+ *	  The simhash type: text and binary I/O, casts to and from bit(64) and
+ *	  bytea, comparison and hashing support for the btree and hash opclasses,
+ *	  and the Hamming distance.
+ */
+#include "simhash.h"
+
+#include "common/hashfn.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+#include "utils/varbit.h"
+
+PG_MODULE_MAGIC;
+
+static int
+hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+#define SIMHASH_INPUT_HINT \
+	errhint("A simhash value is written as exactly 16 hexadecimal digits, for example '0123456789abcdef'. " \
+			"To fingerprint a string, pass it as text: simhash('your text'::text).")
+
+PG_FUNCTION_INFO_V1(simhash_in);
+Datum
+simhash_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	size_t		len = strlen(str);
+	simhash		result = 0;
+	size_t		i;
+
+	if (len != 16)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+				 errdetail("Expected 16 hexadecimal digits, found %zu characters.", len),
+				 SIMHASH_INPUT_HINT));
+	for (i = 0; i < len; i++)
+	{
+		int			v = hex_value(str[i]);
+
+		if (v < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+					 errdetail("Character %zu is not a hexadecimal digit.", i + 1),
+					 SIMHASH_INPUT_HINT));
+		result = (result << 4) | (uint64) v;
+	}
+	PG_RETURN_SIMHASH(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_out);
+Datum
+simhash_out(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+	static const char digits[] = "0123456789abcdef";
+	char	   *out = palloc(17);
+	int			i;
+
+	for (i = 15; i >= 0; i--)
+	{
+		out[i] = digits[fp & 0xF];
+		fp >>= 4;
+	}
+	out[16] = '\0';
+	PG_RETURN_CSTRING(out);
+}
+
+PG_FUNCTION_INFO_V1(simhash_recv);
+Datum
+simhash_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+
+	PG_RETURN_SIMHASH((simhash) pq_getmsgint64(buf));
+}
+
+PG_FUNCTION_INFO_V1(simhash_send);
+Datum
+simhash_send(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, (int64) fp);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/* ---- casts ---- */
+
+/* cast to bit(n): takes the target length and accepts only 64 */
+PG_FUNCTION_INFO_V1(simhash_to_bit);
+Datum
+simhash_to_bit(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+	int32		typmod = PG_GETARG_INT32(1);
+	VarBit	   *result;
+	int			i;
+
+	if (typmod != -1 && typmod != 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("cannot cast simhash to bit(%d)", typmod),
+				 errdetail("A simhash has exactly 64 bits; cast to bit(64).")));
+	result = palloc0(VARBITTOTALLEN(64));
+	SET_VARSIZE(result, VARBITTOTALLEN(64));
+	VARBITLEN(result) = 64;
+	for (i = 0; i < 8; i++)
+		VARBITS(result)[i] = (bits8) (fp >> (56 - 8 * i));
+	PG_RETURN_VARBIT_P(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_from_bit);
+Datum
+simhash_from_bit(PG_FUNCTION_ARGS)
+{
+	VarBit	   *bits = PG_GETARG_VARBIT_P(0);
+	simhash		result = 0;
+	int			i;
+
+	if (VARBITLEN(bits) != 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("cannot cast a bit string of length %d to simhash", VARBITLEN(bits)),
+				 errdetail("A simhash has exactly 64 bits.")));
+	for (i = 0; i < 8; i++)
+		result = (result << 8) | VARBITS(bits)[i];
+	PG_RETURN_SIMHASH(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_to_bytea);
+Datum
+simhash_to_bytea(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+	bytea	   *result = palloc(VARHDRSZ + 8);
+	int			i;
+
+	SET_VARSIZE(result, VARHDRSZ + 8);
+	for (i = 0; i < 8; i++)
+		((unsigned char *) VARDATA(result))[i] = (unsigned char) (fp >> (56 - 8 * i));
+	PG_RETURN_BYTEA_P(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_from_bytea);
+Datum
+simhash_from_bytea(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	const unsigned char *p = (const unsigned char *) VARDATA_ANY(b);
+	simhash		result = 0;
+	int			i;
+
+	if (VARSIZE_ANY_EXHDR(b) != 8)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("cannot cast a bytea of %d bytes to simhash", (int) VARSIZE_ANY_EXHDR(b)),
+				 errdetail("A simhash is exactly 8 bytes, most significant byte first.")));
+	for (i = 0; i < 8; i++)
+		result = (result << 8) | p[i];
+	PG_RETURN_SIMHASH(result);
+}
+
+/* ---- comparison (unsigned, so that the order matches the hex text) ---- */
+
+#define SIMHASH_CMP_FUNC(name, op) \
+PG_FUNCTION_INFO_V1(name); \
+Datum \
+name(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_BOOL(PG_GETARG_SIMHASH(0) op PG_GETARG_SIMHASH(1)); \
+}
+
+SIMHASH_CMP_FUNC(simhash_eq, ==)
+SIMHASH_CMP_FUNC(simhash_ne, !=)
+SIMHASH_CMP_FUNC(simhash_lt, <)
+SIMHASH_CMP_FUNC(simhash_le, <=)
+SIMHASH_CMP_FUNC(simhash_gt, >)
+SIMHASH_CMP_FUNC(simhash_ge, >=)
+
+PG_FUNCTION_INFO_V1(simhash_cmp);
+Datum
+simhash_cmp(PG_FUNCTION_ARGS)
+{
+	simhash		a = PG_GETARG_SIMHASH(0);
+	simhash		b = PG_GETARG_SIMHASH(1);
+
+	PG_RETURN_INT32((a > b) - (a < b));
+}
+
+PG_FUNCTION_INFO_V1(simhash_hash);
+Datum
+simhash_hash(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+
+	/* fold the value, not its bytes, so that hashes are the same everywhere */
+	return hash_uint32((uint32) fp ^ (uint32) (fp >> 32));
+}
+
+PG_FUNCTION_INFO_V1(simhash_hash_extended);
+Datum
+simhash_hash_extended(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+
+	return hash_uint32_extended((uint32) fp ^ (uint32) (fp >> 32), PG_GETARG_INT64(1));
+}
+
+/* ---- distance ---- */
+
+PG_FUNCTION_INFO_V1(hamming_distance);
+Datum
+hamming_distance(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
+}
