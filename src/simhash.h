@@ -62,6 +62,10 @@ simhash_block_value(simhash fp, int i, int nblocks)
 
 extern void simhash_check_blocks(int nblocks);
 
+/* type I/O, callable through DirectFunctionCall */
+extern Datum simhash_in(PG_FUNCTION_ARGS);
+extern Datum simhash_out(PG_FUNCTION_ARGS);
+
 /*
  * Fingerprint builder: 64 vote counters.  Unit-weight features (term
  * frequency) go through a carry-save bit-plane counter; weighted features

@@ -1,0 +1,189 @@
+/* simhash 0.1.0 -> 0.2.0: near-duplicate queries from an index */
+
+\echo Use "ALTER EXTENSION simhash UPDATE TO '0.2.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- simhash_ball: every fingerprint within radius bits of a center
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash_ball;
+
+CREATE FUNCTION simhash_ball_in(cstring) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_out(simhash_ball) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash_ball (
+	INPUT = simhash_ball_in,
+	OUTPUT = simhash_ball_out,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash_ball IS 'all fingerprints within a Hamming radius of a center, written (center,radius)';
+COMMENT ON FUNCTION simhash_ball_in(cstring) IS 'reads a simhash_ball written (center,radius)';
+COMMENT ON FUNCTION simhash_ball_out(simhash_ball) IS 'writes a simhash_ball as (center,radius)';
+
+CREATE FUNCTION simhash_ball(center simhash, radius integer) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball(simhash, integer) IS 'the ball of fingerprints within radius bits of center (radius clamped to -1..64; -1 is empty)';
+CREATE FUNCTION simhash_ball_center(simhash_ball) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball_center(simhash_ball) IS 'center of a simhash_ball';
+CREATE FUNCTION simhash_ball_radius(simhash_ball) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball_radius(simhash_ball) IS 'radius of a simhash_ball';
+
+-- ---------------------------------------------------------------------------
+-- estimators and planner support
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_ball_sel(internal, oid, internal, integer) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_joinsel(internal, oid, internal, smallint, internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'simhash_ball_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_similar_sel(internal, oid, internal, integer) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_similar_joinsel(internal, oid, internal, smallint, internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'simhash_similar_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_within_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+CREATE FUNCTION simhash_distance_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION simhash_ball_sel(internal, oid, internal, integer) IS 'restriction selectivity of <@ and @>';
+COMMENT ON FUNCTION simhash_ball_joinsel(internal, oid, internal, smallint, internal) IS 'join selectivity of <@ and @>';
+COMMENT ON FUNCTION simhash_similar_sel(internal, oid, internal, integer) IS 'restriction selectivity of %';
+COMMENT ON FUNCTION simhash_similar_joinsel(internal, oid, internal, smallint, internal) IS 'join selectivity of %';
+COMMENT ON FUNCTION simhash_within_support(internal) IS 'planner support of simhash_within: index condition and selectivity';
+COMMENT ON FUNCTION simhash_distance_support(internal) IS 'planner support of distance comparisons: rewrites a <~> b <= k into simhash_within(a, b, k)';
+
+-- ---------------------------------------------------------------------------
+-- predicates
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_in_ball(simhash, simhash_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_ball_contains(simhash_ball, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_in_ball(simhash, simhash_ball) IS 'implementation of <@: is the fingerprint in the ball';
+COMMENT ON FUNCTION simhash_ball_contains(simhash_ball, simhash) IS 'implementation of @>: does the ball contain the fingerprint';
+
+CREATE OPERATOR <@ (LEFTARG = simhash, RIGHTARG = simhash_ball, FUNCTION = simhash_in_ball,
+	COMMUTATOR = @>, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+CREATE OPERATOR @> (LEFTARG = simhash_ball, RIGHTARG = simhash, FUNCTION = simhash_ball_contains,
+	COMMUTATOR = <@, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+COMMENT ON OPERATOR <@ (simhash, simhash_ball) IS 'is within the ball (indexable)';
+COMMENT ON OPERATOR @> (simhash_ball, simhash) IS 'ball contains the fingerprint (indexable)';
+
+CREATE FUNCTION simhash_within(a simhash, b simhash, max_distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash_within(simhash, simhash, integer) IS 'true when a and b differ in at most max_distance bits (indexable on a or b)';
+
+CREATE FUNCTION simhash_at_distance(a simhash, b simhash, distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash_at_distance(simhash, simhash, integer) IS 'true when a and b differ in exactly distance bits (indexable on a or b)';
+
+-- the pg_trgm-style boolean operator, thresholded by simhash.max_distance
+CREATE FUNCTION simhash_similar(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_similar(simhash, simhash) IS 'implementation of %: distance <= simhash.max_distance';
+CREATE OPERATOR % (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_similar,
+	COMMUTATOR = %, RESTRICT = simhash_similar_sel, JOIN = simhash_similar_joinsel);
+COMMENT ON OPERATOR % (simhash, simhash) IS 'near-duplicates: distance <= simhash.max_distance (indexable)';
+
+-- comparisons of a distance with an integer: the planner support rewrites
+-- "a <~> b <= k" into simhash_within(a, b, k), which an index can answer
+CREATE FUNCTION simhash_distance_lt(simhash_distance, integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_le(simhash_distance, integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_eq(simhash_distance, integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_gt(integer, simhash_distance) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_ge(integer, simhash_distance) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_eq(integer, simhash_distance) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+COMMENT ON FUNCTION simhash_distance_lt(simhash_distance, integer) IS 'distance < integer (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_le(simhash_distance, integer) IS 'distance <= integer (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_eq(simhash_distance, integer) IS 'distance = integer (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_gt(integer, simhash_distance) IS 'integer > distance (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_ge(integer, simhash_distance) IS 'integer >= distance (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_eq(integer, simhash_distance) IS 'integer = distance (rewritten for indexes)';
+
+CREATE OPERATOR < (LEFTARG = simhash_distance, RIGHTARG = integer, FUNCTION = simhash_distance_lt,
+	COMMUTATOR = >, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = simhash_distance, RIGHTARG = integer, FUNCTION = simhash_distance_le,
+	COMMUTATOR = >=, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = simhash_distance, RIGHTARG = integer, FUNCTION = simhash_distance_eq,
+	COMMUTATOR = =, RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = simhash_distance, FUNCTION = simhash_distance_gt,
+	COMMUTATOR = <, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = simhash_distance, FUNCTION = simhash_distance_ge,
+	COMMUTATOR = <=, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = simhash_distance, FUNCTION = simhash_distance_eq,
+	COMMUTATOR = =, RESTRICT = eqsel, JOIN = eqjoinsel);
+COMMENT ON OPERATOR < (simhash_distance, integer) IS 'less than; "a <~> b < k" can use a simhash_ops index';
+COMMENT ON OPERATOR <= (simhash_distance, integer) IS 'less than or equal; "a <~> b <= k" can use a simhash_ops index';
+COMMENT ON OPERATOR = (simhash_distance, integer) IS 'equal; "a <~> b = k" can use a simhash_ops index';
+COMMENT ON OPERATOR > (integer, simhash_distance) IS 'greater than; "k > a <~> b" can use a simhash_ops index';
+COMMENT ON OPERATOR >= (integer, simhash_distance) IS 'greater than or equal; "k >= a <~> b" can use a simhash_ops index';
+COMMENT ON OPERATOR = (integer, simhash_distance) IS 'equal; "k = a <~> b" can use a simhash_ops index';
+
+-- ---------------------------------------------------------------------------
+-- blocks (Manku et al.): block 1 holds the most significant bits
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_block(fp simhash, block integer, nblocks integer) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block(simhash, integer, integer) IS 'value of block number block (1..nblocks) when the 64 bits are split into nblocks blocks';
+CREATE FUNCTION simhash_blocks(fp simhash, nblocks integer) RETURNS bigint[]
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_blocks(simhash, integer) IS 'values of all nblocks blocks, most significant first';
+CREATE FUNCTION simhash_block_bits(block integer, nblocks integer) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block_bits(integer, integer) IS 'width in bits of block number block of nblocks (the first 64 % nblocks blocks are one bit wider)';
+
+-- ---------------------------------------------------------------------------
+-- the GIN operator class
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_gin_extract_value(simhash, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_extract_query(simhash, internal, smallint, internal, internal, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_consistent(internal, smallint, simhash, integer, internal, internal, internal, internal) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_triconsistent(internal, smallint, simhash, integer, internal, internal, internal) RETURNS "char"
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_options(internal) RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_extract_value(simhash, internal, internal) IS 'GIN support: one key per block';
+COMMENT ON FUNCTION simhash_gin_extract_query(simhash, internal, smallint, internal, internal, internal, internal) IS 'GIN support: the probes of a query';
+COMMENT ON FUNCTION simhash_gin_consistent(internal, smallint, simhash, integer, internal, internal, internal, internal) IS 'GIN support: distance bound of a candidate';
+COMMENT ON FUNCTION simhash_gin_triconsistent(internal, smallint, simhash, integer, internal, internal, internal) IS 'GIN support: ternary distance bound of a candidate';
+COMMENT ON FUNCTION simhash_gin_options(internal) IS 'GIN support: the blocks option';
+
+CREATE OPERATOR CLASS simhash_ops
+	DEFAULT FOR TYPE simhash USING gin AS
+	OPERATOR 1 <@ (simhash, simhash_ball),
+	OPERATOR 2 % (simhash, simhash),
+	OPERATOR 3 = (simhash, simhash),
+	FUNCTION 1 btint8cmp(bigint, bigint),
+	FUNCTION 2 simhash_gin_extract_value(simhash, internal, internal),
+	FUNCTION 3 simhash_gin_extract_query(simhash, internal, smallint, internal, internal, internal, internal),
+	FUNCTION 4 simhash_gin_consistent(internal, smallint, simhash, integer, internal, internal, internal, internal),
+	FUNCTION 6 simhash_gin_triconsistent(internal, smallint, simhash, integer, internal, internal, internal),
+	FUNCTION 7 simhash_gin_options(internal),
+	STORAGE bigint;
+COMMENT ON OPERATOR CLASS simhash_ops USING gin IS 'exact Hamming-radius search: fp <~> q <= k, fp <@ simhash_ball(q, k), fp % q';

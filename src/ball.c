@@ -1,0 +1,292 @@
+/*
+ * ball.c
+ *	  Near-duplicate predicates and their building blocks: the simhash_ball
+ *	  type (all fingerprints within r bits of a center), simhash_within(),
+ *	  the % operator with its simhash.max_distance setting, the block
+ *	  functions, and the probe planner shared by the GIN opclass and the
+ *	  planner support.
+ */
+#include "simhash_gin.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+int			simhash_max_distance_guc = 3;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("simhash.max_distance",
+							"Largest Hamming distance at which the % operator considers two fingerprints near-duplicates.",
+							NULL,
+							&simhash_max_distance_guc,
+							3, 0, SIMHASH_BITS,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("simhash");
+}
+
+void
+simhash_check_distance(int32 k)
+{
+	if (k < 0 || k > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("Hamming distance %d is out of range", k),
+				 errhint("A distance between two simhash values is between 0 and 64.")));
+}
+
+void
+simhash_check_blocks(int nblocks)
+{
+	if (nblocks < SIMHASH_MIN_BLOCKS || nblocks > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of blocks must be between %d and %d, not %d",
+						SIMHASH_MIN_BLOCKS, SIMHASH_BITS, nblocks)));
+}
+
+/* the share of uniformly random fingerprints within k bits of a given one */
+double
+simhash_random_within_fraction(int k)
+{
+	double		term = 1.0;		/* C(64, i) */
+	double		sum = 0.0;
+	int			i;
+
+	if (k < 0)
+		return 0.0;
+	if (k >= SIMHASH_BITS)
+		return 1.0;
+	for (i = 0; i <= k; i++)
+	{
+		sum += term;
+		term = term * (SIMHASH_BITS - i) / (i + 1);
+	}
+	return sum / ldexp(1.0, SIMHASH_BITS);
+}
+
+static int64
+binomial_prefix_sum(int n, int r)
+{
+	int64		term = 1;
+	int64		sum = 0;
+	int			i;
+
+	for (i = 0; i <= r && i <= n; i++)
+	{
+		sum += term;
+		term = term * (n - i) / (i + 1);
+	}
+	return sum;
+}
+
+/*
+ * Choose the probe radius of each block for "within k of query": the sum of
+ * (radius + 1) over blocks must reach k + 1.  Spread it evenly and give the
+ * remainder to the narrowest blocks (the last ones), which cost fewer probes.
+ */
+void
+simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks)
+{
+	int			total = Max(nblocks, k + 1);
+	int			base = total / nblocks;
+	int			extra = total % nblocks;
+	int			i;
+
+	plan->query = query;
+	plan->max_distance = k;
+	plan->nblocks = nblocks;
+	plan->nprobes = 0;
+	for (i = 0; i < nblocks; i++)
+	{
+		plan->radius[i] = base - 1 + (i >= nblocks - extra ? 1 : 0);
+		plan->query_block[i] = simhash_block_value(query, i, nblocks);
+		plan->nprobes += binomial_prefix_sum(simhash_block_width(i, nblocks), plan->radius[i]);
+	}
+}
+
+/* ---- the simhash_ball type ---- */
+
+static SimhashBall *
+make_ball(simhash center, int32 radius)
+{
+	SimhashBall *ball = palloc0(sizeof(SimhashBall));
+
+	ball->center = center;
+	ball->radius = radius;
+	return ball;
+}
+
+PG_FUNCTION_INFO_V1(simhash_ball_in);
+Datum
+simhash_ball_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	char		hex[17];
+	int			radius;
+	int			consumed = 0;
+
+	if (sscanf(str, " (%16[0-9a-fA-F] , %d ) %n", hex, &radius, &consumed) != 2 ||
+		str[consumed] != '\0' || strlen(hex) != 16)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash_ball", str),
+				 errhint("A simhash_ball is written as (center,radius), for example '(0123456789abcdef,3)'.")));
+	simhash_check_distance(radius);
+	PG_RETURN_POINTER(make_ball(DatumGetSimhash(DirectFunctionCall1(simhash_in, CStringGetDatum(hex))),
+								radius));
+}
+
+PG_FUNCTION_INFO_V1(simhash_ball_out);
+Datum
+simhash_ball_out(PG_FUNCTION_ARGS)
+{
+	SimhashBall *ball = PG_GETARG_SIMHASH_BALL_P(0);
+	char	   *center = DatumGetCString(DirectFunctionCall1(simhash_out, SimhashGetDatum(ball->center)));
+
+	PG_RETURN_CSTRING(psprintf("(%s,%d)", center, ball->radius));
+}
+
+/*
+ * simhash_ball(center, radius): radii outside 0..64 are clamped (a negative
+ * radius gives the empty ball), so that any integer comparison of a distance
+ * can be expressed as a ball.
+ */
+PG_FUNCTION_INFO_V1(simhash_ball);
+Datum
+simhash_ball(PG_FUNCTION_ARGS)
+{
+	int32		radius = PG_GETARG_INT32(1);
+
+	radius = Max(-1, Min(radius, SIMHASH_BITS));
+	PG_RETURN_POINTER(make_ball(PG_GETARG_SIMHASH(0), radius));
+}
+
+PG_FUNCTION_INFO_V1(simhash_ball_center);
+Datum
+simhash_ball_center(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH(PG_GETARG_SIMHASH_BALL_P(0)->center);
+}
+
+PG_FUNCTION_INFO_V1(simhash_ball_radius);
+Datum
+simhash_ball_radius(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(PG_GETARG_SIMHASH_BALL_P(0)->radius);
+}
+
+/* ---- predicates ---- */
+
+PG_FUNCTION_INFO_V1(simhash_in_ball);
+Datum
+simhash_in_ball(PG_FUNCTION_ARGS)
+{
+	SimhashBall *ball = PG_GETARG_SIMHASH_BALL_P(1);
+
+	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), ball->center) <= ball->radius);
+}
+
+PG_FUNCTION_INFO_V1(simhash_ball_contains);
+Datum
+simhash_ball_contains(PG_FUNCTION_ARGS)
+{
+	SimhashBall *ball = PG_GETARG_SIMHASH_BALL_P(0);
+
+	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(1), ball->center) <= ball->radius);
+}
+
+PG_FUNCTION_INFO_V1(simhash_within);
+Datum
+simhash_within(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) <= PG_GETARG_INT32(2));
+}
+
+PG_FUNCTION_INFO_V1(simhash_at_distance);
+Datum
+simhash_at_distance(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) == PG_GETARG_INT32(2));
+}
+
+PG_FUNCTION_INFO_V1(simhash_similar);
+Datum
+simhash_similar(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) <= simhash_max_distance_guc);
+}
+
+/* distance comparisons; the planner support rewrites them when it can */
+#define DISTANCE_CMP_FUNC(name, op) \
+PG_FUNCTION_INFO_V1(name); \
+Datum \
+name(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_BOOL(PG_GETARG_INT32(0) op PG_GETARG_INT32(1)); \
+}
+
+DISTANCE_CMP_FUNC(simhash_distance_lt, <)
+DISTANCE_CMP_FUNC(simhash_distance_le, <=)
+DISTANCE_CMP_FUNC(simhash_distance_eq, ==)
+DISTANCE_CMP_FUNC(simhash_distance_gt, >)
+DISTANCE_CMP_FUNC(simhash_distance_ge, >=)
+
+/* ---- blocks ---- */
+
+static void
+check_block(int32 i, int32 nblocks)
+{
+	simhash_check_blocks(nblocks);
+	if (i < 1 || i > nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("block number %d is out of range", i),
+				 errhint("Blocks are numbered from 1 (most significant bits) to %d.", nblocks)));
+}
+
+PG_FUNCTION_INFO_V1(simhash_block);
+Datum
+simhash_block(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+	int32		i = PG_GETARG_INT32(1);
+	int32		nblocks = PG_GETARG_INT32(2);
+
+	check_block(i, nblocks);
+	PG_RETURN_INT64((int64) simhash_block_value(fp, i - 1, nblocks));
+}
+
+PG_FUNCTION_INFO_V1(simhash_blocks);
+Datum
+simhash_blocks(PG_FUNCTION_ARGS)
+{
+	simhash		fp = PG_GETARG_SIMHASH(0);
+	int32		nblocks = PG_GETARG_INT32(1);
+	Datum	   *values;
+	int			i;
+
+	simhash_check_blocks(nblocks);
+	values = palloc(nblocks * sizeof(Datum));
+	for (i = 0; i < nblocks; i++)
+		values[i] = Int64GetDatum((int64) simhash_block_value(fp, i, nblocks));
+	PG_RETURN_ARRAYTYPE_P(construct_array(values, nblocks, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+PG_FUNCTION_INFO_V1(simhash_block_bits);
+Datum
+simhash_block_bits(PG_FUNCTION_ARGS)
+{
+	int32		i = PG_GETARG_INT32(0);
+	int32		nblocks = PG_GETARG_INT32(1);
+
+	check_block(i, nblocks);
+	PG_RETURN_INT32(simhash_block_width(i - 1, nblocks));
+}

@@ -1,0 +1,67 @@
+/*
+ * simhash_gin.h
+ *	  The GIN operator class simhash_ops: strategy numbers, option limits, and
+ *	  the query plan shared by its support functions and the planner support.
+ *
+ * Each indexed fingerprint is stored as one GIN key per block: (block << 56) |
+ * block value.  A query "within k bits of q" probes, in block i, every value
+ * within r_i bits of q's block i, with sum(r_i + 1) >= k + 1 (multi-index
+ * hashing, Norouzi et al. 2012; with r_i = 0 this is Manku et al.'s
+ * pigeonhole).  A row's distance is then at least the sum over blocks of the
+ * probed distance where a probe matched, and r_i + 1 where none did: rows
+ * whose lower bound exceeds k are rejected inside the index, and rows whose
+ * every block matched have their exact distance known without a recheck.
+ */
+#ifndef SIMHASH_GIN_H
+#define SIMHASH_GIN_H
+
+#include "simhash.h"
+
+/* strategies of simhash_ops */
+#define SIMHASH_STRATEGY_IN_BALL	1	/* simhash <@ simhash_ball */
+#define SIMHASH_STRATEGY_SIMILAR	2	/* simhash % simhash (GUC threshold) */
+#define SIMHASH_STRATEGY_EQUAL		3	/* simhash = simhash */
+
+/* opclass option "blocks" */
+#define SIMHASH_GIN_DEFAULT_BLOCKS	5
+#define SIMHASH_GIN_MIN_BLOCKS		2
+#define SIMHASH_GIN_MAX_BLOCKS		16
+
+/* more probes than this and the scan reads the whole index instead */
+#define SIMHASH_GIN_MAX_PROBES		2048
+
+typedef struct SimhashGinOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			blocks;
+} SimhashGinOptions;
+
+/* a query "within k bits of q", as planned for a given block layout */
+typedef struct SimhashProbePlan
+{
+	simhash		query;
+	int			max_distance;
+	int			nblocks;
+	int			radius[SIMHASH_GIN_MAX_BLOCKS];
+	uint64		query_block[SIMHASH_GIN_MAX_BLOCKS];
+	int64		nprobes;
+} SimhashProbePlan;
+
+/* a ball: every fingerprint within radius bits of center */
+typedef struct SimhashBall
+{
+	simhash		center;
+	int32		radius;
+	int32		padding;
+} SimhashBall;
+
+#define DatumGetSimhashBallP(X)		((SimhashBall *) DatumGetPointer(X))
+#define PG_GETARG_SIMHASH_BALL_P(n) DatumGetSimhashBallP(PG_GETARG_DATUM(n))
+
+extern int	simhash_max_distance_guc;
+
+extern void simhash_check_distance(int32 k);
+extern void simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks);
+extern double simhash_random_within_fraction(int k);
+
+#endif							/* SIMHASH_GIN_H */

@@ -1,0 +1,295 @@
+/*
+ * support.c
+ *	  Planner support: how "fp <~> q <= k" becomes an index scan.
+ *
+ * 1. The comparison operators between simhash_distance (what <~> returns)
+ *	  and integer carry simhash_distance_support.  At simplification it
+ *	  rewrites "a <~> b <= k" (also <, =, and the commuted forms) into the
+ *	  boolean function simhash_within(a, b, k) (simhash_at_distance for =).
+ * 2. Those functions carry simhash_within_support.  When either fingerprint
+ *	  argument is an indexed column, it offers the index condition
+ *	  "column <@ simhash_ball(other, k)", which the GIN opclass serves.  The
+ *	  index condition is exact for simhash_within and lossy for
+ *	  simhash_at_distance.  It also estimates their selectivity.
+ * 3. Restriction and join estimators of the <@, @> and % operators.
+ *
+ * Selectivity is the share of uniformly random fingerprints within k bits,
+ * a fair model for fingerprints of unrelated documents.
+ */
+#include "simhash_gin.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
+
+#define DEFAULT_ESTIMATE_DISTANCE 3
+
+/* an object of the extension, found in the schema of one of its functions */
+static Oid
+extension_function(Oid sibling, const char *name, int nargs, Oid *argtypes)
+{
+	char	   *nsp = get_namespace_name(get_func_namespace(sibling));
+
+	return LookupFuncName(list_make2(makeString(nsp), makeString(pstrdup(name))),
+						  nargs, argtypes, true);
+}
+
+static Oid
+extension_type(Oid sibling, const char *name)
+{
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(name),
+						   ObjectIdGetDatum(get_func_namespace(sibling)));
+}
+
+/* is node a call of hamming_distance (the <~> operator) of the same schema? */
+static bool
+is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
+{
+	Oid			funcid;
+	List	   *args;
+	char	   *name;
+
+	if (IsA(node, OpExpr))
+	{
+		funcid = get_opcode(((OpExpr *) node)->opno);
+		args = ((OpExpr *) node)->args;
+	}
+	else if (IsA(node, FuncExpr))
+	{
+		funcid = ((FuncExpr *) node)->funcid;
+		args = ((FuncExpr *) node)->args;
+	}
+	else
+		return false;
+	if (list_length(args) != 2 || get_func_namespace(funcid) != get_func_namespace(sibling))
+		return false;
+	name = get_func_name(funcid);
+	if (name == NULL || strcmp(name, "hamming_distance") != 0)
+		return false;
+	*a = linitial(args);
+	*b = lsecond(args);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(simhash_distance_support);
+Datum
+simhash_distance_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *req;
+	FuncExpr   *call;
+	char	   *name;
+	Node	   *left;
+	Node	   *right;
+	Node	   *a;
+	Node	   *b;
+	Node	   *k;
+	bool		strict_less;	/* "<": the radius is k - 1 */
+	bool		equal;
+	Oid			argtypes[3];
+	Oid			target;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestSimplify *) rawreq;
+	call = req->fcall;
+	if (list_length(call->args) != 2)
+		PG_RETURN_POINTER(NULL);
+	name = get_func_name(call->funcid);
+	left = linitial(call->args);
+	right = lsecond(call->args);
+
+	equal = strcmp(name, "simhash_distance_eq") == 0;
+	if (strcmp(name, "simhash_distance_le") == 0 || strcmp(name, "simhash_distance_lt") == 0 ||
+		(equal && is_distance_call(left, call->funcid, &a, &b)))
+	{
+		/* d <= k, d < k, d = k */
+		if (!is_distance_call(left, call->funcid, &a, &b))
+			PG_RETURN_POINTER(NULL);
+		k = right;
+		strict_less = strcmp(name, "simhash_distance_lt") == 0;
+	}
+	else if (strcmp(name, "simhash_distance_ge") == 0 || strcmp(name, "simhash_distance_gt") == 0 || equal)
+	{
+		/* k >= d, k > d, k = d */
+		if (!is_distance_call(right, call->funcid, &a, &b))
+			PG_RETURN_POINTER(NULL);
+		k = left;
+		strict_less = strcmp(name, "simhash_distance_gt") == 0;
+	}
+	else
+		PG_RETURN_POINTER(NULL);
+
+	if (strict_less)
+	{
+		if (IsA(k, Const))
+		{
+			Const	   *c = (Const *) k;
+
+			if (c->constisnull || DatumGetInt32(c->constvalue) == PG_INT32_MIN)
+				PG_RETURN_POINTER(NULL);
+			k = (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+								   Int32GetDatum(DatumGetInt32(c->constvalue) - 1), false, true);
+		}
+		else
+			k = (Node *) makeFuncExpr(F_INT4MI, INT4OID,
+									  list_make2(k, makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+															  Int32GetDatum(1), false, true)),
+									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	}
+
+	argtypes[0] = exprType(a);
+	argtypes[1] = exprType(b);
+	argtypes[2] = INT4OID;
+	target = extension_function(call->funcid, equal ? "simhash_at_distance" : "simhash_within",
+								3, argtypes);
+	if (!OidIsValid(target))
+		PG_RETURN_POINTER(NULL);
+	PG_RETURN_POINTER(makeFuncExpr(target, BOOLOID, list_make3(a, b, k),
+								   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+}
+
+/* the distance a predicate's third argument or a ball stands for, if known */
+static int
+estimated_distance(PlannerInfo *root, Node *node)
+{
+	node = estimate_expression_value(root, node);
+	if (IsA(node, Const) && !((Const *) node)->constisnull)
+	{
+		if (((Const *) node)->consttype == INT4OID)
+			return DatumGetInt32(((Const *) node)->constvalue);
+		return DatumGetSimhashBallP(((Const *) node)->constvalue)->radius;
+	}
+	/* simhash_ball(center, k) with a center known only at run time */
+	if (IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2)
+		return estimated_distance(root, lsecond(((FuncExpr *) node)->args));
+	return DEFAULT_ESTIMATE_DISTANCE;
+}
+
+static Selectivity
+within_selectivity(int k)
+{
+	Selectivity s = simhash_random_within_fraction(k);
+
+	CLAMP_PROBABILITY(s);
+	return s;
+}
+
+PG_FUNCTION_INFO_V1(simhash_within_support);
+Datum
+simhash_within_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
+		int			k;
+
+		if (list_length(req->args) != 3)
+			PG_RETURN_POINTER(NULL);
+		k = estimated_distance(req->root, lthird(req->args));
+		if (strcmp(get_func_name(req->funcid), "simhash_at_distance") == 0)
+			req->selectivity = within_selectivity(k) - within_selectivity(k - 1);
+		else
+			req->selectivity = within_selectivity(k);
+		CLAMP_PROBABILITY(req->selectivity);
+		PG_RETURN_POINTER(req);
+	}
+
+	if (IsA(rawreq, SupportRequestIndexCondition))
+	{
+		SupportRequestIndexCondition *req = (SupportRequestIndexCondition *) rawreq;
+		FuncExpr   *call = (FuncExpr *) req->node;
+		Node	   *indexed;
+		Node	   *other;
+		Node	   *k;
+		Relids		outside;
+		Oid			simhash_type;
+		Oid			ball_type;
+		Oid			in_ball_op;
+		Oid			ball_fn;
+		Oid			argtypes[2];
+		Expr	   *ball;
+
+		if (!IsA(call, FuncExpr) || list_length(call->args) != 3 || req->indexarg > 1)
+			PG_RETURN_POINTER(NULL);
+		indexed = list_nth(call->args, req->indexarg);
+		other = list_nth(call->args, 1 - req->indexarg);
+		k = lthird(call->args);
+
+		/* the ball must be computable before the scan of the indexed table */
+		if (contain_volatile_functions(other) || contain_volatile_functions(k))
+			PG_RETURN_POINTER(NULL);
+#if PG_VERSION_NUM >= 140000
+		outside = bms_union(pull_varnos(req->root, other), pull_varnos(req->root, k));
+#else
+		outside = bms_union(pull_varnos(other), pull_varnos(k));
+#endif
+		if (bms_is_member(req->index->rel->relid, outside))
+			PG_RETURN_POINTER(NULL);
+
+		simhash_type = exprType(indexed);
+		ball_type = extension_type(req->funcid, "simhash_ball");
+		if (!OidIsValid(ball_type))
+			PG_RETURN_POINTER(NULL);
+		in_ball_op = get_opfamily_member(req->opfamily, simhash_type, ball_type,
+										 SIMHASH_STRATEGY_IN_BALL);
+		argtypes[0] = simhash_type;
+		argtypes[1] = INT4OID;
+		ball_fn = extension_function(req->funcid, "simhash_ball", 2, argtypes);
+		if (!OidIsValid(in_ball_op) || !OidIsValid(ball_fn))
+			PG_RETURN_POINTER(NULL);
+
+		ball = (Expr *) makeFuncExpr(ball_fn, ball_type, list_make2(other, k),
+							InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		req->lossy = strcmp(get_func_name(req->funcid), "simhash_within") != 0;
+		PG_RETURN_POINTER(list_make1(make_opclause(in_ball_op, BOOLOID, false,
+												   (Expr *) indexed, ball,
+												   InvalidOid, InvalidOid)));
+	}
+
+	PG_RETURN_POINTER(NULL);
+}
+
+/* ---- operator estimators ---- */
+
+/* the ball operand of "fp <@ ball" or "ball @> fp": the 16-byte one */
+static Node *
+ball_operand(List *args)
+{
+	Node	   *arg = linitial(args);
+
+	if (get_typlen(exprType(arg)) != sizeof(SimhashBall))
+		arg = lsecond(args);
+	return get_typlen(exprType(arg)) == sizeof(SimhashBall) ? arg : NULL;
+}
+
+/* restriction and join estimator of <@ and @> (both read only these args) */
+PG_FUNCTION_INFO_V1(simhash_ball_sel);
+Datum
+simhash_ball_sel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	Node	   *ball = ball_operand((List *) PG_GETARG_POINTER(2));
+
+	PG_RETURN_FLOAT8(within_selectivity(ball ? estimated_distance(root, ball)
+										: DEFAULT_ESTIMATE_DISTANCE));
+}
+
+/* restriction and join estimator of %: the threshold is the setting */
+PG_FUNCTION_INFO_V1(simhash_similar_sel);
+Datum
+simhash_similar_sel(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(within_selectivity(simhash_max_distance_guc));
+}

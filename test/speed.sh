@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test/speed.sh: fingerprint speed benchmark for the simhash extension.
+#
+# What it measures
+#   Single-core throughput (MB/s of body text) of computing one expression per
+#   row over two tables of real text, >= 100 MB of body text each:
+#     en  rows of ../shared/data/{natural,edited}/docs.en.tsv.xz, replicated
+#     zh  rows of ../shared/data/{natural,edited}/docs.zh.tsv.xz, replicated
+#   (copies keep the body unchanged; the copy number goes into the id).
+#   Expressions, each in a query that evaluates it once for every row:
+#     (a) sum(length(body))                 baseline: reading and detoasting
+#     (b) hashtextextended(body, 0)         a fast hash of the whole text
+#     (c) to_tsvector('simple', body)       PostgreSQL's own tokenizer
+#     (d) simhash(body)                     the default fingerprint
+#     (e) simhash(body, shingle => 2), simhash(body, shingle => 3),
+#         simhash_ngram(body, n => 3)
+#   Queries (b)..(e) have the form
+#     SELECT count(*) FROM t WHERE (expr) IS NOT NULL
+#   and the plans are checked (EXPLAIN VERBOSE) to evaluate expr in the scan.
+#   Each query runs 5 times, round-robin over all queries and both tables,
+#   timed by EXPLAIN (ANALYZE, TIMING OFF) "Execution Time"; the median is
+#   reported, with MB/s = table MB (1e6 bytes of body) / median seconds,
+#   MB/s net of the baseline = MB / (t_expr - t_a), and the speed ratio of
+#   each expression to to_tsvector('simple').
+#   body is SET STORAGE EXTERNAL before loading: long bodies are TOASTed out of
+#   line but never compressed, so no measurement pays for decompression.
+#   The server runs with max_parallel_workers_per_gather = 0 (one core),
+#   jit = off and shared_buffers = 1GB; tables are prewarmed.
+#
+# How to run (from the repository root, after make install):
+#   bash test/speed.sh
+# Environment:
+#   SIMHASH_DATA   data directory (default: <repo>/../shared/data)
+#   SPEED_REPS     repetitions per query (default 5)
+#   SPEED_MIN_MB   minimum body MB per table (default 100)
+# Output: a markdown table on stdout and in test/out/speed.md; the checked
+# plans go to test/out/speed.plans.txt.
+set -euo pipefail
+
+start_time=$SECONDS
+root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+cd "$root"
+export SIMHASH_DATA=${SIMHASH_DATA:-$root/../shared/data}
+SIMHASH_DATA=$(cd "$SIMHASH_DATA" && pwd)
+mkdir -p test/out
+
+for f in natural/docs.en.tsv.xz edited/docs.en.tsv.xz natural/docs.zh.tsv.xz edited/docs.zh.tsv.xz; do
+	[ -r "$SIMHASH_DATA/$f" ] || { echo "missing $SIMHASH_DATA/$f" >&2; exit 1; }
+done
+
+source test/cluster.sh
+dir=$(mktemp -d)
+trap 'stop_cluster "$dir"; rm -rf "$dir"' EXIT
+[ "$(id -u)" = 0 ] && chmod 755 "$dir"
+PGPORT_WANTED=5497 start_cluster "$dir" "shared_buffers = '1GB'" \
+	"max_parallel_workers_per_gather = 0" "jit = off"
+
+python3 test/speed.py "$root/test/out/speed.md" "$root/test/out/speed.plans.txt"
+
+elapsed=$((SECONDS - start_time))
+line="Wall time of test/speed.sh: ${elapsed} s"
+echo "$line"
+echo "$line" >>test/out/speed.md
