@@ -8,7 +8,7 @@ HEADERS = src/simhash.h
 # regression tests: sql/NAME.sql and expected/NAME.out (install scripts are sql/simhash--*.sql)
 TESTS = $(sort $(filter-out $(DATA),$(wildcard sql/*.sql)))
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
-REGRESS_OPTS = --outputdir=results
+REGRESS_OPTS = --dbname=contrib_regression
 
 # -Wextra minus the warnings PostgreSQL's own headers trigger
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers

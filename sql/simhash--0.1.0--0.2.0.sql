@@ -187,3 +187,4 @@ CREATE OPERATOR CLASS simhash_ops
 	FUNCTION 7 simhash_gin_options(internal),
 	STORAGE bigint;
 COMMENT ON OPERATOR CLASS simhash_ops USING gin IS 'exact Hamming-radius search: fp <~> q <= k, fp <@ simhash_ball(q, k), fp % q';
+COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS 'GIN operator family for exact Hamming-radius search';

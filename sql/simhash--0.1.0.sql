@@ -216,3 +216,5 @@ COMMENT ON FUNCTION simhash_agg_serialfn(internal) IS 'simhash_agg serialization
 COMMENT ON FUNCTION simhash_agg_deserialfn(bytea, internal) IS 'simhash_agg deserialization function';
 COMMENT ON FUNCTION simhash_agg_finalfn(internal) IS 'simhash_agg final function';
 COMMENT ON AGGREGATE simhash_agg(text, float8) IS 'fingerprint of the features of a group of rows, one feature and weight per row (NULLs skipped)';
+COMMENT ON OPERATOR FAMILY simhash_btree_ops USING btree IS 'btree operator family for simhash';
+COMMENT ON OPERATOR FAMILY simhash_hash_ops USING hash IS 'hash operator family for simhash';
