@@ -1,0 +1,29 @@
+# test/deps.sh: sourced by test/run-tests.sh and test/demo.sh.  Installs what
+# building and testing simhash needs on Debian 12 (as root), builds it with
+# warnings as errors, and installs it into the PostgreSQL 15 server.
+set -euo pipefail
+
+SIMHASH_PACKAGES="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc libipc-run-perl xz-utils"
+
+install_deps() {
+	local missing=() p
+	for p in $SIMHASH_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		if [ "$(id -u)" != 0 ]; then
+			echo "missing packages: ${missing[*]} (run as root to install them)" >&2
+			return 1
+		fi
+		echo "installing: ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	fi
+	export PATH="/usr/lib/postgresql/15/bin:$PATH"
+}
+
+build_and_install() {
+	make -s clean >/dev/null
+	make -s with_llvm=no WERROR=1
+	make -s with_llvm=no install >/dev/null
+}
