@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# test/demo.sh: the main job, from a fresh Debian 12 machine.
+#   sudo bash test/demo.sh
+# Installs what is missing, builds and installs simhash, starts a throwaway
+# PostgreSQL cluster, loads 268 real documents (test/data/sample.tsv), and
+# prints near-duplicate lookups and groups.  The cluster is removed at exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source test/deps.sh
+source test/cluster.sh
+
+install_deps
+build_and_install
+work=$(mktemp -d /tmp/simhash-demo.XXXXXX)
+chmod 755 "$work"
+trap 'stop_cluster "$work"; rm -rf "$work"' EXIT
+PGPORT_WANTED=54332 start_cluster "$work"
+psql -X -q -f test/demo.sql

@@ -1,0 +1,58 @@
+-- The main job: load real documents, fingerprint them, index them, and find
+-- the near-duplicates.  Run by test/demo.sh on a throwaway cluster.
+\set ON_ERROR_STOP on
+\pset footer off
+SET client_min_messages = warning;
+CREATE EXTENSION simhash;
+CREATE TABLE docs (n int PRIMARY KEY, corpus_id text, lang text, role text, original text,
+                   edit_rate text, source text, package text, body text);
+\copy docs FROM 'test/data/sample.tsv'
+
+\echo
+\echo '== 1. Fingerprint every document and index the fingerprints'
+ALTER TABLE docs ADD COLUMN fp simhash;
+UPDATE docs SET fp = simhash(body);
+CREATE INDEX docs_fp ON docs USING gin (fp);
+ANALYZE docs;
+SELECT count(*) AS documents, count(*) FILTER (WHERE lang = 'en') AS english,
+       count(*) FILTER (WHERE lang = 'zh') AS chinese FROM docs;
+
+\echo
+\echo '== 2. Is a new document a near-copy of one we already have?'
+\echo '   (document 1 with one word changed, looked up through the index)'
+SELECT replace(body, 'conspicuously', 'clearly') AS new_doc FROM docs WHERE n = 1 \gset
+EXPLAIN (COSTS OFF) SELECT n FROM docs WHERE fp <~> simhash(:'new_doc'::text) <= 3;
+SELECT n, fp <~> simhash(:'new_doc'::text) AS distance, left(regexp_replace(body, '\s+', ' ', 'g'), 70) AS text
+FROM docs WHERE fp <~> simhash(:'new_doc'::text) <= 3 ORDER BY distance;
+
+\echo
+\echo '== 3. All near-duplicate groups (connected documents within 3 bits)'
+WITH RECURSIVE pairs AS (
+  SELECT a.n AS a, b.n AS b FROM docs a JOIN docs b ON a.fp <~> b.fp <= 3 AND a.n <> b.n
+), reach(n, member) AS (
+  SELECT n, n FROM docs
+  UNION
+  SELECT r.n, p.b FROM reach r JOIN pairs p ON p.a = r.member
+), groups AS (
+  SELECT member AS n, min(n) AS grp FROM reach GROUP BY member
+)
+SELECT dense_rank() OVER (ORDER BY g.grp) AS "group", d.n, d.lang, d.role,
+       coalesce(nullif(d.edit_rate, ''), '-') AS edited,
+       d.fp <~> first_value(d.fp) OVER (PARTITION BY g.grp ORDER BY d.n) AS dist,
+       left(regexp_replace(d.body, '\s+', ' ', 'g'), 60) AS text
+FROM groups g JOIN docs d USING (n)
+WHERE g.grp IN (SELECT grp FROM groups GROUP BY grp HAVING count(*) > 1)
+ORDER BY g.grp, d.n
+LIMIT 40;
+
+\echo
+\echo '== 4. How many of the edited copies were found (distance <= 3 to their original)?'
+SELECT c.edit_rate AS copy_edit_rate, count(*) AS copies,
+       count(*) FILTER (WHERE c.fp <~> o.fp <= 3) AS found_within_3_bits,
+       round(avg(c.fp <~> o.fp), 1) AS mean_distance
+FROM docs c JOIN docs o ON o.corpus_id = c.original AND c.role = 'copy'
+GROUP BY c.edit_rate ORDER BY c.edit_rate::numeric;
+SELECT count(*) AS pairs_within_3_bits,
+       count(*) FILTER (WHERE a.original = b.original AND a.original <> '') AS same_family,
+       count(*) FILTER (WHERE a.original IS DISTINCT FROM b.original OR a.original = '') AS unrelated
+FROM docs a JOIN docs b ON a.n < b.n AND a.fp <~> b.fp <= 3;
