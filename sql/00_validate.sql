@@ -1,6 +1,8 @@
 -- Every operator class of the extension passes its access method's validator,
 -- and every object of the extension has a comment.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 
 SELECT am.amname, opc.opcname, amvalidate(opc.oid)
 FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod

@@ -1,6 +1,8 @@
 -- Fingerprints: pinned values (a compatibility promise: these must never
 -- change), the tokenizer's rules, every input form, and bad arguments.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 
 CREATE TEMP TABLE samples (lang text, body text);
 INSERT INTO samples VALUES

@@ -1,6 +1,8 @@
 -- Near-duplicate queries from a GIN simhash_ops index: exact for every k,
 -- every query shape planned onto the index.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 SELECT setseed(0.42);
 
 -- uniformly random 64-bit fingerprints

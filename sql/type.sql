@@ -1,5 +1,7 @@
 -- The simhash type: text and binary I/O, casts, comparison and hashing.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 
 -- canonical form: 16 hex digits, lower-case out, either case in
 SELECT '0123456789abcdef'::simhash, 'FEDCBA9876543210'::simhash, 'aBcDeF0123456789'::simhash;

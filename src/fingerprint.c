@@ -16,11 +16,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#define SIMHASH_SEED		0	/* pinned: changing it changes every fingerprint */
-#define SIMHASH_MAX_SHINGLE	16
+#include "feature_hash.h"
 
 /* ---- accumulator ---- */
 
@@ -103,28 +99,6 @@ simhash_acc_finish(SimhashAcc *acc)
 			result |= UINT64CONST(1) << bit;
 	}
 	return result;
-}
-
-/* ---- hashing ---- */
-
-uint64
-simhash_feature_hash(const char *bytes, size_t len)
-{
-	return XXH3_64bits_withSeed(bytes, len, SIMHASH_SEED);
-}
-
-/* a shingle's hash: XXH3 over its tokens' hashes as little-endian words */
-uint64
-simhash_shingle_hash(const uint64 *hashes, int n)
-{
-	unsigned char buf[SIMHASH_MAX_SHINGLE * 8];
-	int			i,
-				b;
-
-	for (i = 0; i < n; i++)
-		for (b = 0; b < 8; b++)
-			buf[i * 8 + b] = (unsigned char) (hashes[i] >> (8 * b));
-	return XXH3_64bits_withSeed(buf, (size_t) n * 8, SIMHASH_SEED);
 }
 
 /* ---- weighting ---- */

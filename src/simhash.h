@@ -88,10 +88,6 @@ extern void simhash_acc_add_unit(SimhashAcc *acc, uint64 hash);
 extern void simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight);
 extern simhash simhash_acc_finish(SimhashAcc *acc);
 
-/* feature hashing (xxHash XXH3-64, seed 0, pinned) */
-extern uint64 simhash_feature_hash(const char *bytes, size_t len);
-extern uint64 simhash_shingle_hash(const uint64 *hashes, int n);
-
 /* tokenizer: see tokenize.c */
 typedef enum SimhashFeatureKind
 {

@@ -27,6 +27,7 @@
  * that sequence (the whole sequence when it is shorter than n).
  */
 #include "simhash.h"
+#include "feature_hash.h"
 
 #include "common/unicode_norm.h"
 #include "mb/pg_wchar.h"
@@ -35,7 +36,7 @@
 #include "unicode_table.h"
 
 #define SH_MAX_WORD_CHARS	256
-#define SH_MAX_N			16
+#define SH_MAX_N			SIMHASH_MAX_SHINGLE
 #define SH_MAX_SEGMENT		(1024 * 1024)	/* code points normalized at once */
 
 typedef struct Tokenizer
@@ -65,6 +66,56 @@ typedef struct Tokenizer
 	int			seglen;
 	int			segcap;
 } Tokenizer;
+
+/* UTF-8 (the input is already validated) */
+static inline int
+utf8_length(unsigned char lead)
+{
+	return lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+static inline pg_wchar
+utf8_decode(const unsigned char *p, int len)
+{
+	switch (len)
+	{
+		case 2:
+			return ((p[0] & 0x1F) << 6) | (p[1] & 0x3F);
+		case 3:
+			return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+		default:
+			return ((p[0] & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+	}
+}
+
+/* writes cp as UTF-8, returns its length */
+static inline int
+utf8_encode(pg_wchar cp, unsigned char *out)
+{
+	if (cp < 0x80)
+	{
+		out[0] = (unsigned char) cp;
+		return 1;
+	}
+	if (cp < 0x800)
+	{
+		out[0] = 0xC0 | (cp >> 6);
+		out[1] = 0x80 | (cp & 0x3F);
+		return 2;
+	}
+	if (cp < 0x10000)
+	{
+		out[0] = 0xE0 | (cp >> 12);
+		out[1] = 0x80 | ((cp >> 6) & 0x3F);
+		out[2] = 0x80 | (cp & 0x3F);
+		return 3;
+	}
+	out[0] = 0xF0 | (cp >> 18);
+	out[1] = 0x80 | ((cp >> 12) & 0x3F);
+	out[2] = 0x80 | ((cp >> 6) & 0x3F);
+	out[3] = 0x80 | (cp & 0x3F);
+	return 4;
+}
 
 static inline uint8
 char_props(pg_wchar cp)
@@ -131,8 +182,7 @@ end_cjk_run(Tokenizer *t)
 	{
 		unsigned char buf[4];
 
-		unicode_to_utf8(t->cjk_prev, buf);
-		emit_token(t, simhash_feature_hash((const char *) buf, pg_utf_mblen(buf)));
+		emit_token(t, simhash_feature_hash((const char *) buf, utf8_encode(t->cjk_prev, buf)));
 	}
 	t->cjk_run = 0;
 }
@@ -146,10 +196,7 @@ emit_char_ngram(Tokenizer *t, int len)
 
 	for (i = 0; i < len; i++)
 	{
-		pg_wchar	c = t->chars[(t->nchars - len + i) % t->n];
-
-		unicode_to_utf8(c, buf + nbytes);
-		nbytes += pg_utf_mblen(buf + nbytes);
+		nbytes += utf8_encode(t->chars[(t->nchars - len + i) % t->n], buf + nbytes);
 	}
 	t->emit(simhash_feature_hash((const char *) buf, nbytes), t->arg);
 }
@@ -161,6 +208,36 @@ push_char(Tokenizer *t, pg_wchar c)
 	t->nchars++;
 	if (t->nchars >= (uint64) t->n)
 		emit_char_ngram(t, t->n);
+}
+
+/*
+ * One ASCII character followed by another ASCII character (so no
+ * normalization can involve it), for word features: the hot path.
+ */
+static inline void
+feed_ascii_word(Tokenizer *t, unsigned char c, uint8 props)
+{
+	switch (props & SH_UC_CLASS_MASK)
+	{
+		case SH_UC_WORD:
+			if (t->cjk_run > 0)
+				end_cjk_run(t);
+			if (t->wordchars == SH_MAX_WORD_CHARS)
+				end_word(t);
+			t->word[t->wordlen++] = (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
+			t->wordchars++;
+			break;
+		case SH_UC_SPACE:
+			if (t->wordlen > 0)
+				end_word(t);
+			break;
+		default:
+			if (t->wordlen > 0)
+				end_word(t);
+			if (t->cjk_run > 0)
+				end_cjk_run(t);
+			break;
+	}
 }
 
 /* one normalized code point */
@@ -201,40 +278,39 @@ feed(Tokenizer *t, pg_wchar cp, uint8 props)
 	switch (cls)
 	{
 		case SH_UC_WORD:
-			end_cjk_run(t);
+			if (t->cjk_run > 0)
+				end_cjk_run(t);
 			if (t->wordchars == SH_MAX_WORD_CHARS)
 				end_word(t);
 			if (cp < 0x80)
 				t->word[t->wordlen++] = (unsigned char) cp;
 			else
-			{
-				unicode_to_utf8(cp, t->word + t->wordlen);
-				t->wordlen += pg_utf_mblen(t->word + t->wordlen);
-			}
+				t->wordlen += utf8_encode(cp, t->word + t->wordlen);
 			t->wordchars++;
 			break;
 		case SH_UC_CJK:
-			end_word(t);
+			if (t->wordlen > 0)
+				end_word(t);
 			if (t->cjk_run > 0)
 			{
 				unsigned char buf[8];
-				int			len;
+				int			len = utf8_encode(t->cjk_prev, buf);
 
-				unicode_to_utf8(t->cjk_prev, buf);
-				len = pg_utf_mblen(buf);
-				unicode_to_utf8(cp, buf + len);
-				len += pg_utf_mblen(buf + len);
+				len += utf8_encode(cp, buf + len);
 				emit_token(t, simhash_feature_hash((const char *) buf, len));
 			}
 			t->cjk_prev = cp;
 			t->cjk_run++;
 			break;
 		case SH_UC_SPACE:
-			end_word(t);		/* a CJK run continues across white space */
+			if (t->wordlen > 0)
+				end_word(t);	/* a CJK run continues across white space */
 			break;
 		default:
-			end_word(t);
-			end_cjk_run(t);
+			if (t->wordlen > 0)
+				end_word(t);
+			if (t->cjk_run > 0)
+				end_cjk_run(t);
 			break;
 	}
 }
@@ -273,8 +349,12 @@ next_char(const unsigned char *s, size_t len, size_t *pos, uint8 *props)
 		*props = char_props(cp);
 		return cp;
 	}
-	cp = utf8_to_unicode(s + *pos);
-	*pos += pg_utf_mblen(s + *pos);
+	{
+		int			n = utf8_length(s[*pos]);
+
+		cp = utf8_decode(s + *pos, n);
+		*pos += n;
+	}
 	p = char_props(cp);
 	if (p & SH_UC_UNASSIGNED)
 	{
@@ -354,6 +434,22 @@ simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind, int n,
 		{
 			CHECK_FOR_INTERRUPTS();
 			next_check = pos + 65536;
+		}
+		/* runs of ASCII need no normalization and no table beyond ASCII */
+		if (cur < 0x80 && t->kind == SIMHASH_FEATURE_WORDS)
+		{
+			while (pos < len && s[pos] < 0x80)
+			{
+				feed_ascii_word(t, (unsigned char) cur, cur_props);
+				cur = s[pos++];
+				cur_props = sh_uc_stage2[0][cur];
+				if (pos >= next_check)
+				{
+					CHECK_FOR_INTERRUPTS();
+					next_check = pos + 65536;
+				}
+			}
+			more = pos < len;
 		}
 		if (more)
 			nxt = next_char(s, len, &pos, &nxt_props);
