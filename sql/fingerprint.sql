@@ -16,7 +16,8 @@ INSERT INTO samples VALUES
  ('mixed', 'Ünïcödé façade – naïve café, Straße ΣΊΣΥΦΟΣ 123');
 
 -- pinned fingerprints for every feature choice
-SELECT lang, simhash(body) AS words_tf,
+SELECT lang, simhash(body) AS default_features,
+       simhash(body, 1, 'tf') AS words_tf,
        simhash(body, 2) AS shingle2,
        simhash(body, 3, 'binary') AS shingle3_binary,
        simhash(body || ' ' || body || ' ' || lang, 1, 'sublinear') AS sublinear,
@@ -43,18 +44,19 @@ SELECT simhash('Hello, World!'::text) = simhash('hello world'::text) AS case_and
        simhash('中文，新闻'::text) <> simhash('中文新闻'::text) AS punctuation_breaks_cjk_runs,
        simhash('a  b'::text) = simhash(E'a\n\tb'::text) AS any_white_space;
 -- CJK text is bigrams, not one giant token: texts sharing most bigrams are close
-SELECT simhash('中华人民共和国国务院新闻办公室今天举行新闻发布会'::text)
-   <~> simhash('中华人民共和国国务院新闻办公室昨天举行新闻发布会'::text) AS near_cjk,
-       simhash('中华人民共和国国务院新闻办公室今天举行新闻发布会'::text)
-   <~> simhash('东京都は今日新しい交通計画を発表しました'::text) AS far_cjk;
+SELECT simhash('中华人民共和国国务院新闻办公室今天举行新闻发布会'::text, 1)
+   <~> simhash('中华人民共和国国务院新闻办公室昨天举行新闻发布会'::text, 1) AS near_cjk,
+       simhash('中华人民共和国国务院新闻办公室今天举行新闻发布会'::text, 1)
+   <~> simhash('东京都は今日新しい交通計画を発表しました'::text, 1) AS far_cjk;
 -- the features, spelled out: words and CJK bigrams are the tokens
-SELECT simhash('linux内核开发'::text) = simhash(ARRAY['linux', '内核', '核开', '开发']) AS mixed_tokens,
-       simhash('单'::text) = simhash(ARRAY['单']) AS lone_cjk_unigram,
-       simhash('a b a'::text) = simhash(ARRAY['a', 'b', 'a']) AS term_frequency,
+SELECT simhash('linux内核开发'::text, 1, 'tf') = simhash(ARRAY['linux', '内核', '核开', '开发']) AS mixed_tokens,
+       simhash('单'::text, 1, 'tf') = simhash(ARRAY['单']) AS lone_cjk_unigram,
+       simhash('a b a'::text, 1, 'tf') = simhash(ARRAY['a', 'b', 'a']) AS term_frequency,
        simhash('a b a'::text, 1, 'binary') = simhash(ARRAY['a', 'b']) AS binary_weighting,
        simhash('a a a a b c b'::text, 1, 'sublinear') = simhash(ARRAY['a', 'b', 'c'], ARRAY[3, 2, 1]) AS sublinear_weighting,
        simhash('alpha beta'::text, 3) = simhash('alpha beta'::text, 2) AS short_text_is_one_shingle,
-       simhash('one two three four five'::text) = simhash('five four three two one'::text) AS words_ignore_order,
+       simhash('one two three four five'::text, 1) = simhash('five four three two one'::text, 1) AS words_ignore_order,
+       simhash('one two three four five'::text) = simhash('one two three four five'::text, 3, 'sublinear') AS default_is_3_sublinear,
        simhash('one two three four five'::text, 2) <> simhash('five four three two one'::text, 2) AS shingles_see_order;
 
 -- simhash(tsvector): lexemes are features, weight = positions (1 when stripped)

@@ -35,7 +35,10 @@ EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <~> simhash('some text'::text) 
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash_within(fp, '0123456789abcdef', 3);
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <@ simhash_ball('0123456789abcdef', 3);
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash_ball('0123456789abcdef', 3) @> fp;
+SHOW simhash.max_distance;
+SET simhash.max_distance = 3;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp % '0123456789abcdef';
+RESET simhash.max_distance;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp = '0123456789abcdef';
 -- the inner side of a join
 EXPLAIN (COSTS OFF) SELECT c.j, d.id FROM centers c JOIN docs d ON c.fp <~> d.fp <= 3;

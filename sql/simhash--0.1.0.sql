@@ -155,15 +155,15 @@ COMMENT ON OPERATOR <~> (simhash, simhash) IS 'Hamming distance';
 -- fingerprints
 -- ---------------------------------------------------------------------------
 
-CREATE FUNCTION simhash(body text, shingle integer DEFAULT 1, weighting text DEFAULT 'tf')
+CREATE FUNCTION simhash(body text, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
 	RETURNS simhash AS 'MODULE_PATHNAME', 'simhash_text'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(text, integer, text) IS
-	'fingerprint of a text: NFKC, lower case, words and CJK bigrams, shingles of "shingle" tokens, weighting tf, binary or sublinear';
+	'fingerprint of a text: NFKC, lower case, words and CJK bigrams, shingles of "shingle" tokens (default 3), weighting tf, binary or sublinear (default)';
 
 -- varchar columns need their own entry: without it, simhash(varchar_column)
 -- would be read as a cast to the simhash type
-CREATE FUNCTION simhash(body varchar, shingle integer DEFAULT 1, weighting text DEFAULT 'tf')
+CREATE FUNCTION simhash(body varchar, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
 	RETURNS simhash AS 'MODULE_PATHNAME', 'simhash_text'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(varchar, integer, text) IS 'fingerprint of a varchar; same as simhash(text)';

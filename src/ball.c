@@ -15,7 +15,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-int			simhash_max_distance_guc = 3;
+int			simhash_max_distance_guc = SIMHASH_DEFAULT_MAX_DISTANCE;
 
 void		_PG_init(void);
 
@@ -26,7 +26,7 @@ _PG_init(void)
 							"Largest Hamming distance at which the % operator considers two fingerprints near-duplicates.",
 							NULL,
 							&simhash_max_distance_guc,
-							3, 0, SIMHASH_BITS,
+							SIMHASH_DEFAULT_MAX_DISTANCE, 0, SIMHASH_BITS,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("simhash");

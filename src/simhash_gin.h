@@ -58,6 +58,12 @@ typedef struct SimhashBall
 #define DatumGetSimhashBallP(X)		((SimhashBall *) DatumGetPointer(X))
 #define PG_GETARG_SIMHASH_BALL_P(n) DatumGetSimhashBallP(PG_GETARG_DATUM(n))
 
+/*
+ * default of simhash.max_distance: the best threshold of the default
+ * features (shingles of 3, sublinear) on the evaluation corpus
+ */
+#define SIMHASH_DEFAULT_MAX_DISTANCE 9
+
 extern int	simhash_max_distance_guc;
 
 extern void simhash_check_distance(int32 k);

@@ -1,6 +1,8 @@
 -- The main job: load real documents, fingerprint them, index them, and find
 -- the near-duplicates.  Run by test/demo.sh on a throwaway cluster.
 \set ON_ERROR_STOP on
+-- 9 bits: the best threshold of the default features on the evaluation corpus
+\set k 9
 \pset footer off
 SET client_min_messages = warning;
 CREATE EXTENSION simhash;
@@ -21,14 +23,17 @@ SELECT count(*) AS documents, count(*) FILTER (WHERE lang = 'en') AS english,
 \echo '== 2. Is a new document a near-copy of one we already have?'
 \echo '   (document 1 with one word changed, looked up through the index)'
 SELECT replace(body, 'conspicuously', 'clearly') AS new_doc FROM docs WHERE n = 1 \gset
-EXPLAIN (COSTS OFF) SELECT n FROM docs WHERE fp <~> simhash(:'new_doc'::text) <= 3;
+-- (a table this small is read faster whole; on a large one the planner picks the index by itself)
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT n FROM docs WHERE fp <~> simhash(:'new_doc'::text) <= :k;
 SELECT n, fp <~> simhash(:'new_doc'::text) AS distance, left(regexp_replace(body, '\s+', ' ', 'g'), 70) AS text
-FROM docs WHERE fp <~> simhash(:'new_doc'::text) <= 3 ORDER BY distance;
+FROM docs WHERE fp <~> simhash(:'new_doc'::text) <= :k ORDER BY distance;
+RESET enable_seqscan;
 
 \echo
-\echo '== 3. All near-duplicate groups (connected documents within 3 bits)'
+\echo '== 3. All near-duplicate groups (documents connected by distances <=' :k 'bits)'
 WITH RECURSIVE pairs AS (
-  SELECT a.n AS a, b.n AS b FROM docs a JOIN docs b ON a.fp <~> b.fp <= 3 AND a.n <> b.n
+  SELECT a.n AS a, b.n AS b FROM docs a JOIN docs b ON a.fp <~> b.fp <= :k AND a.n <> b.n
 ), reach(n, member) AS (
   SELECT n, n FROM docs
   UNION
@@ -46,13 +51,13 @@ ORDER BY g.grp, d.n
 LIMIT 40;
 
 \echo
-\echo '== 4. How many of the edited copies were found (distance <= 3 to their original)?'
+\echo '== 4. How many edited copies were found (distance <=' :k 'to their original)?'
 SELECT c.edit_rate AS copy_edit_rate, count(*) AS copies,
-       count(*) FILTER (WHERE c.fp <~> o.fp <= 3) AS found_within_3_bits,
+       count(*) FILTER (WHERE c.fp <~> o.fp <= :k) AS found_within_k,
        round(avg(c.fp <~> o.fp), 1) AS mean_distance
 FROM docs c JOIN docs o ON o.corpus_id = c.original AND c.role = 'copy'
 GROUP BY c.edit_rate ORDER BY c.edit_rate::numeric;
-SELECT count(*) AS pairs_within_3_bits,
+SELECT count(*) AS pairs_within_k,
        count(*) FILTER (WHERE a.original = b.original AND a.original <> '') AS same_family,
        count(*) FILTER (WHERE a.original IS DISTINCT FROM b.original OR a.original = '') AS unrelated
-FROM docs a JOIN docs b ON a.n < b.n AND a.fp <~> b.fp <= 3;
+FROM docs a JOIN docs b ON a.n < b.n AND a.fp <~> b.fp <= :k;
