@@ -141,3 +141,31 @@ SELECT simhash_block('0123456789abcdef', 1, 65);
 SELECT bool_and(EXISTS (SELECT 1 FROM generate_series(1, 4) i
                         WHERE simhash_block(d.fp, i, 4) = simhash_block(c.fp, i, 4))) AS pigeonhole_holds
 FROM docs d JOIN centers c ON d.fp <~> c.fp <= 3;
+
+-- nearest first through the GiST opclass: ORDER BY fp <~> q LIMIT n
+CREATE INDEX docs_fp_gist ON docs USING gist (fp);
+DROP INDEX docs_fp_b16;
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY fp <~> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id, fp <~> '0123456789abcdef' AS d FROM docs ORDER BY d LIMIT 10;
+SELECT pg_typeof(fp <~> '0123456789abcdef') FROM docs LIMIT 1;
+-- exact: the distances of the first n rows equal those of a sorted sequential scan
+CREATE FUNCTION compare_nearest(n int) RETURNS TABLE (queries bigint, mismatches bigint) LANGUAGE plpgsql AS $$
+BEGIN
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off;
+  CREATE TEMP TABLE knn_idx AS SELECT c.j, x.rank, x.d FROM centers c, LATERAL (
+    SELECT row_number() OVER () AS rank, d FROM (SELECT fp <~> c.fp AS d FROM docs ORDER BY fp <~> c.fp LIMIT n) s) x;
+  SET LOCAL enable_seqscan = on; SET LOCAL enable_sort = on; SET LOCAL enable_indexscan = off;
+  CREATE TEMP TABLE knn_seq AS SELECT c.j, x.rank, x.d FROM centers c, LATERAL (
+    SELECT row_number() OVER () AS rank, d FROM (SELECT bit_count((fp::bigint # c.fp::bigint)::bit(64))::int AS d FROM docs ORDER BY 1 LIMIT n) s) x;
+  RETURN QUERY SELECT (SELECT count(DISTINCT j) FROM knn_idx),
+    (SELECT count(*) FROM ((SELECT * FROM knn_idx EXCEPT SELECT * FROM knn_seq)
+                           UNION ALL (SELECT * FROM knn_seq EXCEPT SELECT * FROM knn_idx)) x);
+  DROP TABLE knn_idx, knn_seq;
+END $$;
+SELECT * FROM compare_nearest(1);
+SELECT * FROM compare_nearest(10);
+SELECT * FROM compare_nearest(25);
+EXPLAIN (COSTS OFF) SELECT c.j, x.id FROM centers c, LATERAL (SELECT id FROM docs ORDER BY fp <~> c.fp LIMIT 3) x;
+-- the planted neighbours come first, in order of distance
+SELECT array_agg(d ORDER BY n) AS nearest_distances FROM (
+  SELECT d, row_number() OVER () AS n FROM (SELECT fp <~> (SELECT fp FROM centers WHERE j = 5) AS d FROM docs ORDER BY fp <~> (SELECT fp FROM centers WHERE j = 5) LIMIT 12) s) x;

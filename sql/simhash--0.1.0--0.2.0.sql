@@ -188,3 +188,94 @@ CREATE OPERATOR CLASS simhash_ops
 	STORAGE bigint;
 COMMENT ON OPERATOR CLASS simhash_ops USING gin IS 'exact Hamming-radius search: fp <~> q <= k, fp <@ simhash_ball(q, k), fp % q';
 COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS 'GIN operator family for exact Hamming-radius search';
+
+-- ---------------------------------------------------------------------------
+-- nearest first: the distance as a plain integer, for ORDER BY through GiST
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION hamming_distance_integer(simhash, simhash) RETURNS integer
+	AS 'MODULE_PATHNAME', 'hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION hamming_distance_integer(simhash, simhash) IS 'Hamming distance as a plain integer (the ordering operator <->)';
+CREATE OPERATOR <-> (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = hamming_distance_integer,
+	COMMUTATOR = <->);
+COMMENT ON OPERATOR <-> (simhash, simhash) IS 'Hamming distance as integer; ORDER BY fp <-> q (and fp <~> q) can use a simhash_gist_ops index';
+
+-- "a <~> b" is planned as "a <-> b" seen as a simhash_distance, so that
+-- ORDER BY a <~> b matches the GiST ordering operator
+CREATE FUNCTION simhash_hamming_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+COMMENT ON FUNCTION simhash_hamming_support(internal) IS 'planner support of hamming_distance: plans a <~> b as a <-> b for nearest-first index scans';
+ALTER FUNCTION hamming_distance(simhash, simhash) SUPPORT simhash_hamming_support;
+
+-- ---------------------------------------------------------------------------
+-- the GiST operator class: nearest first
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash_gist_key;
+CREATE FUNCTION simhash_gist_key_in(cstring) RETURNS simhash_gist_key
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_key_out(simhash_gist_key) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE simhash_gist_key (
+	INPUT = simhash_gist_key_in,
+	OUTPUT = simhash_gist_key_out,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash_gist_key IS 'GiST-internal summary of fingerprints: the AND and the OR of their bits';
+COMMENT ON FUNCTION simhash_gist_key_in(cstring) IS 'simhash_gist_key has no input form';
+COMMENT ON FUNCTION simhash_gist_key_out(simhash_gist_key) IS 'writes a simhash_gist_key';
+
+CREATE FUNCTION simhash_gist_consistent(internal, simhash, smallint, oid, internal) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_union(internal, internal) RETURNS simhash_gist_key
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_compress(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_penalty(internal, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_picksplit(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_same(simhash_gist_key, simhash_gist_key, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_distance(internal, simhash, smallint, oid, internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_fetch(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_sortsupport(internal) RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gist_consistent(internal, simhash, smallint, oid, internal) IS 'GiST support: can the subtree hold a match';
+COMMENT ON FUNCTION simhash_gist_union(internal, internal) IS 'GiST support: summary of a set of keys';
+COMMENT ON FUNCTION simhash_gist_compress(internal) IS 'GiST support: a fingerprint as a leaf key';
+COMMENT ON FUNCTION simhash_gist_penalty(internal, internal, internal) IS 'GiST support: bits no longer shared after an insertion';
+COMMENT ON FUNCTION simhash_gist_picksplit(internal, internal) IS 'GiST support: split a page on its most balanced bit';
+COMMENT ON FUNCTION simhash_gist_same(simhash_gist_key, simhash_gist_key, internal) IS 'GiST support: key equality';
+COMMENT ON FUNCTION simhash_gist_distance(internal, simhash, smallint, oid, internal) IS 'GiST support: distance lower bound, exact at leaves';
+COMMENT ON FUNCTION simhash_gist_fetch(internal) IS 'GiST support: the fingerprint of a leaf key (index-only scans)';
+COMMENT ON FUNCTION simhash_gist_sortsupport(internal) IS 'GiST support: sort order for sorted index builds';
+
+CREATE OPERATOR CLASS simhash_gist_ops
+	DEFAULT FOR TYPE simhash USING gist AS
+	OPERATOR 3 = (simhash, simhash),
+	OPERATOR 4 <-> (simhash, simhash) FOR ORDER BY pg_catalog.integer_ops,
+	FUNCTION 1 simhash_gist_consistent(internal, simhash, smallint, oid, internal),
+	FUNCTION 2 simhash_gist_union(internal, internal),
+	FUNCTION 3 simhash_gist_compress(internal),
+	FUNCTION 5 simhash_gist_penalty(internal, internal, internal),
+	FUNCTION 6 simhash_gist_picksplit(internal, internal),
+	FUNCTION 7 simhash_gist_same(simhash_gist_key, simhash_gist_key, internal),
+	FUNCTION 8 simhash_gist_distance(internal, simhash, smallint, oid, internal),
+	FUNCTION 9 simhash_gist_fetch(internal),
+	STORAGE simhash_gist_key;
+COMMENT ON OPERATOR CLASS simhash_gist_ops USING gist IS 'nearest first: ORDER BY fp <~> q LIMIT n (radius searches belong to the GIN simhash_ops)';
+COMMENT ON OPERATOR FAMILY simhash_gist_ops USING gist IS 'GiST operator family for simhash';
+
+-- sorted GiST builds need PostgreSQL 14
+DO $$
+BEGIN
+	IF current_setting('server_version_num')::int >= 140000 THEN
+		ALTER OPERATOR FAMILY simhash_gist_ops USING gist
+			ADD FUNCTION 11 (simhash) simhash_gist_sortsupport(internal);
+	END IF;
+END $$;

@@ -13,6 +13,9 @@
  *	  simhash_at_distance.  It also estimates their selectivity.
  * 3. Restriction and join estimators of the <@, @> and % operators.
  *
+ * 4. simhash_hamming_support plans "a <~> b" as "a <-> b" for nearest-first
+ *	  GiST scans.
+ *
  * Selectivity is the share of uniformly random fingerprints within k bits,
  * a fair model for fingerprints of unrelated documents.
  */
@@ -20,6 +23,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -50,7 +54,11 @@ extension_type(Oid sibling, const char *name)
 						   ObjectIdGetDatum(get_func_namespace(sibling)));
 }
 
-/* is node a call of hamming_distance (the <~> operator) of the same schema? */
+/*
+ * Is node a distance of the same schema: hamming_distance (the <~> operator),
+ * possibly already planned as hamming_distance_integer (<->) seen as a
+ * simhash_distance?
+ */
 static bool
 is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
 {
@@ -58,6 +66,8 @@ is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
 	List	   *args;
 	char	   *name;
 
+	if (IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
 	if (IsA(node, OpExpr))
 	{
 		funcid = get_opcode(((OpExpr *) node)->opno);
@@ -73,7 +83,8 @@ is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
 	if (list_length(args) != 2 || get_func_namespace(funcid) != get_func_namespace(sibling))
 		return false;
 	name = get_func_name(funcid);
-	if (name == NULL || strcmp(name, "hamming_distance") != 0)
+	if (name == NULL || (strcmp(name, "hamming_distance") != 0 &&
+						 strcmp(name, "hamming_distance_integer") != 0))
 		return false;
 	*a = linitial(args);
 	*b = lsecond(args);
@@ -156,6 +167,48 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);
 	PG_RETURN_POINTER(makeFuncExpr(target, BOOLOID, list_make3(a, b, k),
 								   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+}
+
+/*
+ * hamming_distance(a, b), the <~> operator, is planned as the <-> operator
+ * (same function, integer result) relabeled as simhash_distance: the value
+ * and type are unchanged, and "ORDER BY a <~> b" now matches the ordering
+ * operator <-> of the GiST opclass (pathkeys look through the relabeling).
+ */
+PG_FUNCTION_INFO_V1(simhash_hamming_support);
+Datum
+simhash_hamming_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *req;
+	FuncExpr   *call;
+	Node	   *a;
+	Node	   *b;
+	Oid			integer_op;
+	OpExpr	   *op;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestSimplify *) rawreq;
+	call = req->fcall;
+	if (list_length(call->args) != 2)
+		PG_RETURN_POINTER(NULL);
+	a = linitial(call->args);
+	b = lsecond(call->args);
+	if (IsA(a, Const) && IsA(b, Const))
+		PG_RETURN_POINTER(NULL);	/* let it be folded */
+
+	integer_op = OpernameGetOprid(list_make2(makeString(get_namespace_name(get_func_namespace(call->funcid))),
+											 makeString("<->")),
+								  exprType(a), exprType(b));
+	if (!OidIsValid(integer_op))
+		PG_RETURN_POINTER(NULL);
+	op = (OpExpr *) make_opclause(integer_op, INT4OID, false, (Expr *) a, (Expr *) b,
+								  InvalidOid, InvalidOid);
+	op->location = call->location;
+	set_opfuncid(op);
+	PG_RETURN_POINTER(makeRelabelType((Expr *) op, call->funcresulttype, -1, InvalidOid,
+									  COERCE_IMPLICIT_CAST));
 }
 
 /* the distance a predicate's third argument or a ball stands for, if known */
