@@ -22,6 +22,7 @@ simhash_feature_hash(const char *bytes, size_t len)
 static inline uint64
 simhash_shingle_hash(const uint64 *hashes, int n)
 {
+#ifdef WORDS_BIGENDIAN
 	unsigned char buf[SIMHASH_MAX_SHINGLE * 8];
 	int			i,
 				b;
@@ -30,6 +31,9 @@ simhash_shingle_hash(const uint64 *hashes, int n)
 		for (b = 0; b < 8; b++)
 			buf[i * 8 + b] = (unsigned char) (hashes[i] >> (8 * b));
 	return XXH3_64bits_withSeed(buf, (size_t) n * 8, SIMHASH_SEED);
+#else
+	return XXH3_64bits_withSeed(hashes, (size_t) n * 8, SIMHASH_SEED);
+#endif
 }
 
 #endif							/* FEATURE_HASH_H */

@@ -140,16 +140,22 @@ parse_size(int32 n, const char *what)
 
 /*
  * Feature collection.  Term frequency needs no memory: each occurrence votes
- * once.  The other weightings need the distinct features, so their hashes
- * are collected, sorted and counted.
+ * once.  The other weightings need each distinct feature's count, kept in an
+ * open-addressing hash table of feature hashes (which are uniform already).
  */
+typedef struct FeatureCount
+{
+	uint64		hash;
+	uint32		count;			/* 0: empty slot */
+} FeatureCount;
+
 typedef struct FeatureSink
 {
 	Weighting	weighting;
 	SimhashAcc	acc;
-	uint64	   *hashes;
-	Size		nhashes;
-	Size		maxhashes;
+	FeatureCount *table;
+	Size		size;			/* slots, a power of 2 */
+	Size		used;
 } FeatureSink;
 
 static void
@@ -157,63 +163,81 @@ sink_init(FeatureSink *sink, Weighting weighting)
 {
 	sink->weighting = weighting;
 	simhash_acc_init(&sink->acc);
-	sink->hashes = NULL;
-	sink->nhashes = sink->maxhashes = 0;
+	sink->size = sink->used = 0;
+	sink->table = NULL;
+	if (weighting != WEIGHT_TF)
+	{
+		sink->size = 1024;
+		sink->table = palloc0(sink->size * sizeof(FeatureCount));
+	}
+}
+
+static inline FeatureCount *
+sink_slot(FeatureCount *table, Size size, uint64 hash)
+{
+	Size		i = (Size) hash & (size - 1);
+
+	while (table[i].count != 0 && table[i].hash != hash)
+		i = (i + 1) & (size - 1);
+	return &table[i];
+}
+
+static void
+sink_grow(FeatureSink *sink)
+{
+	Size		newsize = sink->size * 2;
+	FeatureCount *newtable = palloc_extended(newsize * sizeof(FeatureCount),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	Size		i;
+
+	for (i = 0; i < sink->size; i++)
+		if (sink->table[i].count != 0)
+			*sink_slot(newtable, newsize, sink->table[i].hash) = sink->table[i];
+	pfree(sink->table);
+	sink->table = newtable;
+	sink->size = newsize;
 }
 
 static void
 sink_add(uint64 hash, void *arg)
 {
 	FeatureSink *sink = (FeatureSink *) arg;
+	FeatureCount *slot;
 
 	if (sink->weighting == WEIGHT_TF)
 	{
 		simhash_acc_add_unit(&sink->acc, hash);
 		return;
 	}
-	if (sink->nhashes == sink->maxhashes)
+	slot = sink_slot(sink->table, sink->size, hash);
+	if (slot->count == 0)
 	{
-		sink->maxhashes = Max(1024, sink->maxhashes * 2);
-		if (sink->hashes == NULL)
-			sink->hashes = palloc_extended(sink->maxhashes * sizeof(uint64), MCXT_ALLOC_HUGE);
-		else
-			sink->hashes = repalloc_huge(sink->hashes, sink->maxhashes * sizeof(uint64));
+		slot->hash = hash;
+		sink->used++;
 	}
-	sink->hashes[sink->nhashes++] = hash;
-}
-
-static int
-cmp_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
+	slot->count++;
+	if (sink->used * 2 > sink->size)
+		sink_grow(sink);
 }
 
 static simhash
 sink_finish(FeatureSink *sink)
 {
-	Size		i = 0;
+	Size		i;
 
-	if (sink->weighting != WEIGHT_TF && sink->nhashes > 0)
+	for (i = 0; i < sink->size; i++)
 	{
-		qsort(sink->hashes, sink->nhashes, sizeof(uint64), cmp_uint64);
-		while (i < sink->nhashes)
-		{
-			Size		j = i + 1;
-			uint64		weight = 1;
+		uint32		count = sink->table[i].count;
+		uint32		weight;
 
-			while (j < sink->nhashes && sink->hashes[j] == sink->hashes[i])
-				j++;
-			if (sink->weighting == WEIGHT_SUBLINEAR)
-				weight = 1 + pg_leftmost_one_pos64((uint64) (j - i));
-			while (weight-- > 0)
-				simhash_acc_add_unit(&sink->acc, sink->hashes[i]);
-			i = j;
-		}
-		pfree(sink->hashes);
+		if (count == 0)
+			continue;
+		weight = sink->weighting == WEIGHT_SUBLINEAR ? 1 + pg_leftmost_one_pos32(count) : 1;
+		while (weight-- > 0)
+			simhash_acc_add_unit(&sink->acc, sink->table[i].hash);
 	}
+	if (sink->table)
+		pfree(sink->table);
 	return simhash_acc_finish(&sink->acc);
 }
 

@@ -125,7 +125,7 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);	/* the empty ball: nothing can match */
 
 	simhash_plan_probes(plan, query, k, index_blocks(fcinfo));
-	if (plan->nprobes > SIMHASH_GIN_MAX_PROBES)
+	if (plan->nprobes > SIMHASH_GIN_MAX_PROBES || plan->cheaper_to_scan)
 	{
 		/* too many probes: read the whole index and check every row */
 		*search_mode = GIN_SEARCH_MODE_ALL;
@@ -137,6 +137,15 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
 		add_probes(keys, nentries, i, plan->query_block[i],
 				   simhash_block_width(i, plan->nblocks), plan->radius[i], 0);
 	Assert(*nentries == plan->nprobes);
+	for (i = 0; i < *nentries; i++)
+	{
+		int64		key = DatumGetInt64(keys[i]);
+		int			b = key_block(key);
+
+		plan->key_block[i] = (uint8) b;
+		plan->key_distance[i] = (uint8) pg_popcount64(key_value(key) ^ plan->query_block[b]);
+	}
+	plan->nkeys = *nentries;
 
 	/* every key shares the plan */
 	*extra_data = palloc(*nentries * sizeof(Pointer));
@@ -154,7 +163,7 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
  */
 static int
 distance_lower_bound(const SimhashProbePlan *plan, const GinTernaryValue *check,
-					 const Datum *keys, int nkeys, bool *exact)
+					 int nkeys, bool *exact)
 {
 	int			block_dist[SIMHASH_GIN_MAX_BLOCKS];
 	bool		resolved[SIMHASH_GIN_MAX_BLOCKS];
@@ -168,15 +177,13 @@ distance_lower_bound(const SimhashProbePlan *plan, const GinTernaryValue *check,
 	}
 	for (i = 0; i < nkeys; i++)
 	{
-		int64		key;
 		int			b;
 		int			d;
 
 		if (check[i] == GIN_FALSE)
 			continue;
-		key = DatumGetInt64(keys[i]);
-		b = key_block(key);
-		d = pg_popcount64(key_value(key) ^ plan->query_block[b]);
+		b = plan->key_block[i];
+		d = plan->key_distance[i];
 		if (check[i] == GIN_TRUE)
 		{
 			block_dist[b] = d;
@@ -202,7 +209,6 @@ simhash_gin_consistent(PG_FUNCTION_ARGS)
 	int32		nkeys = PG_GETARG_INT32(3);
 	Pointer    *extra_data = (Pointer *) PG_GETARG_POINTER(4);
 	bool	   *recheck = (bool *) PG_GETARG_POINTER(5);
-	Datum	   *keys = (Datum *) PG_GETARG_POINTER(6);
 	GinTernaryValue tcheck[SIMHASH_GIN_MAX_PROBES];
 	SimhashProbePlan *plan;
 	bool		exact;
@@ -218,7 +224,7 @@ simhash_gin_consistent(PG_FUNCTION_ARGS)
 	plan = (SimhashProbePlan *) extra_data[0];
 	for (i = 0; i < nkeys; i++)
 		tcheck[i] = check[i] ? GIN_TRUE : GIN_FALSE;
-	bound = distance_lower_bound(plan, tcheck, keys, nkeys, &exact);
+	bound = distance_lower_bound(plan, tcheck, nkeys, &exact);
 	*recheck = !exact;
 	PG_RETURN_BOOL(bound <= plan->max_distance);
 }
@@ -230,7 +236,6 @@ simhash_gin_triconsistent(PG_FUNCTION_ARGS)
 	GinTernaryValue *check = (GinTernaryValue *) PG_GETARG_POINTER(0);
 	int32		nkeys = PG_GETARG_INT32(3);
 	Pointer    *extra_data = (Pointer *) PG_GETARG_POINTER(4);
-	Datum	   *keys = (Datum *) PG_GETARG_POINTER(5);
 	SimhashProbePlan *plan;
 	bool		exact;
 	int			bound;
@@ -238,7 +243,7 @@ simhash_gin_triconsistent(PG_FUNCTION_ARGS)
 	if (nkeys == 0)
 		PG_RETURN_GIN_TERNARY_VALUE(GIN_MAYBE);
 	plan = (SimhashProbePlan *) extra_data[0];
-	bound = distance_lower_bound(plan, check, keys, nkeys, &exact);
+	bound = distance_lower_bound(plan, check, nkeys, &exact);
 	if (bound > plan->max_distance)
 		PG_RETURN_GIN_TERNARY_VALUE(GIN_FALSE);
 	PG_RETURN_GIN_TERNARY_VALUE(exact ? GIN_TRUE : GIN_MAYBE);

@@ -27,7 +27,7 @@
 #define SIMHASH_GIN_MIN_BLOCKS		2
 #define SIMHASH_GIN_MAX_BLOCKS		16
 
-/* more probes than this and the scan reads the whole index instead */
+/* more probes than this, or a plan costlier than a full scan, and the scan reads the whole index instead */
 #define SIMHASH_GIN_MAX_PROBES		2048
 
 typedef struct SimhashGinOptions
@@ -45,6 +45,11 @@ typedef struct SimhashProbePlan
 	int			radius[SIMHASH_GIN_MAX_BLOCKS];
 	uint64		query_block[SIMHASH_GIN_MAX_BLOCKS];
 	int64		nprobes;
+	bool		cheaper_to_scan;	/* probing costs more than a full scan */
+	/* per probe key, filled by the GIN opclass: its block and distance */
+	int			nkeys;
+	uint8		key_block[SIMHASH_GIN_MAX_PROBES];
+	uint8		key_distance[SIMHASH_GIN_MAX_PROBES];
 } SimhashProbePlan;
 
 /* a ball: every fingerprint within radius bits of center */

@@ -52,7 +52,7 @@ typedef struct Tokenizer
 	int			wordchars;		/* code points */
 	pg_wchar	cjk_prev;		/* last CJK character of the current run */
 	int			cjk_run;		/* characters in the current CJK run */
-	uint64		window[SH_MAX_N];	/* last n token hashes (ring) */
+	uint64		window[SH_MAX_N];	/* last n token hashes, oldest first */
 	uint64		ntokens;
 
 	/* character features */
@@ -151,19 +151,22 @@ map_lookup(const uint32 (*map)[2], int n, pg_wchar cp)
 static void
 emit_token(Tokenizer *t, uint64 h)
 {
-	t->window[t->ntokens % t->n] = h;
-	t->ntokens++;
 	if (t->n == 1)
-		t->emit(h, t->arg);
-	else if (t->ntokens >= (uint64) t->n)
 	{
-		uint64		ordered[SH_MAX_N];
-		int			i;
-
-		for (i = 0; i < t->n; i++)
-			ordered[i] = t->window[(t->ntokens + i) % t->n];
-		t->emit(simhash_shingle_hash(ordered, t->n), t->arg);
+		t->ntokens++;
+		t->emit(h, t->arg);
+		return;
 	}
+	if (t->ntokens < (uint64) t->n)
+		t->window[t->ntokens] = h;
+	else
+	{
+		memmove(t->window, t->window + 1, (t->n - 1) * sizeof(uint64));
+		t->window[t->n - 1] = h;
+	}
+	t->ntokens++;
+	if (t->ntokens >= (uint64) t->n)
+		t->emit(simhash_shingle_hash(t->window, t->n), t->arg);
 }
 
 static void
