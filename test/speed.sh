@@ -12,20 +12,25 @@
 #     (b) hashtextextended(body, 0)         a fast hash of the whole text
 #     (c) to_tsvector('simple', body)       PostgreSQL's own tokenizer
 #     (d) simhash(body)                     the default fingerprint
-#     (e) simhash(body, shingle => 2), simhash(body, shingle => 3),
+#     (e) simhash(body, shingle => 1|2|3) (1 = single words, the earlier
+#         default; the report shows each call with defaults filled in),
 #         simhash_ngram(body, n => 3)
 #   Queries (b)..(e) have the form
 #     SELECT count(*) FROM t WHERE (expr) IS NOT NULL
 #   and the plans are checked (EXPLAIN VERBOSE) to evaluate expr in the scan.
 #   Each query runs 5 times, round-robin over all queries and both tables,
-#   timed by EXPLAIN (ANALYZE, TIMING OFF) "Execution Time"; the median is
+#   timed by EXPLAIN (ANALYZE, TIMING OFF) "Execution Time" (wall) and by the
+#   backend's user+system CPU time from /proc/PID/stat (cpu; robust when other
+#   jobs compete for the cores, 10 ms resolution); the medians are
 #   reported, with MB/s = table MB (1e6 bytes of body) / median seconds,
 #   MB/s net of the baseline = MB / (t_expr - t_a), and the speed ratio of
 #   each expression to to_tsvector('simple').
 #   body is SET STORAGE EXTERNAL before loading: long bodies are TOASTed out of
 #   line but never compressed, so no measurement pays for decompression.
 #   The server runs with max_parallel_workers_per_gather = 0 (one core),
-#   jit = off and shared_buffers = 1GB; tables are prewarmed.
+#   jit = off and shared_buffers = 1GB; tables are prewarmed.  If simhash(body)
+#   misses the targets (>= 150 MB/s, >= 10x to_tsvector) and perf has hardware
+#   counters, a perf stat of the backend is appended.
 #
 # How to run (from the repository root, after make install):
 #   bash test/speed.sh
