@@ -1,0 +1,43 @@
+/* simhash 0.2.0 -> 0.3.0: batch near-duplicate detection */
+
+\echo Use "ALTER EXTENSION simhash UPDATE TO '0.3.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- pairs, clusters and de-duplication over the rows of a query
+--
+-- Each function runs query, which must return two columns: an id (bigint,
+-- integer or smallint) and a simhash, for example
+--   SELECT * FROM simhash_pairs('SELECT id, fp FROM docs', 3);
+-- Rows whose fingerprint is NULL are skipped.  A NULL id is an error (22004),
+-- and so is an id that appears twice among the other rows (23505).
+--
+-- The pairs are found exactly (no pair is ever missed) with the permuted
+-- tables of Manku et al. (2007): the 64 bits are cut into b blocks, and for
+-- each choice of b - max_distance blocks the rows are sorted by those blocks;
+-- only rows with equal blocks are compared.  b is chosen by a cost model for
+-- the number of rows and max_distance.
+--
+-- Memory: 32 bytes a row (16 of row, 16 of sort scratch) within work_mem.
+-- When the rows do not fit, they go to a temporary file, and every table is
+-- processed in P passes over it (P = about 32 * rows / work_mem), each pass
+-- keeping a hash partition of the keys.  Larger inputs should raise work_mem.
+-- Runs that last more than 10 s report their progress in a NOTICE every 10 s.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_pairs(query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_pairs(text, integer) IS
+	'every pair of rows of query (SELECT id, simhash) within max_distance bits (0..64), once, with id_a < id_b; NULL fingerprints are skipped; a NULL or repeated id is an error; exact, spills to a temporary file beyond work_mem';
+
+CREATE FUNCTION simhash_clusters(query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id bigint, cluster_id bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_clusters(text, integer) IS
+	'every id of query (SELECT id, simhash) once, with the smallest id of its connected component of simhash_pairs(query, max_distance); NULL fingerprints are skipped; a NULL or repeated id is an error';
+
+CREATE FUNCTION simhash_dedup(query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id bigint, duplicate_of bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_dedup(text, integer) IS
+	'every id of query (SELECT id, simhash) once: in ascending id order, a row is dropped when within max_distance bits of an already kept row (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped; a NULL or repeated id is an error';
