@@ -9,7 +9,9 @@
  *	 2. NFKC normalization, done piecewise between "inert" characters (ASCII,
  *		CJK ideographs, kana, hangul syllables, ...), which no neighbour can
  *		change; only the runs between them are handed to PostgreSQL's
- *		unicode_normalize();
+ *		unicode_normalize().  To bound memory, a run of more than
+ *		SH_MAX_SEGMENT code points without an inert character is normalized
+ *		in pieces of SH_MAX_SEGMENT (part of the pinned behaviour);
  *	 3. simple lower-case mapping (Unicode 14.0, table in unicode_table.h);
  *	 4. characters are classified as WORD (letters, marks, digits that are
  *		not CJK), CJK (Han, kana, hangul), SPACE or OTHER.

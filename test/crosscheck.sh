@@ -167,10 +167,10 @@ with open(sys.argv[2], encoding="utf-8") as f, open(sys.argv[3], "w") as out:
         compared += 1
         if got != want:
             bad[config] += 1
-            out.write("%s\t%s\tC=%s\tref=%s\t%r\n" % (i, config, got, want, bodies[i][:80]))
+            out.write("%s\t%s\tC=%s\tref=%s\t%a\n" % (i, config, got, want, bodies[i][:80]))
             if sum(bad.values()) <= 40:
-                print("MISMATCH %s %s: C %s, reference %s, body %r"
-                      % (i, config, got, want, bodies[i][:80]))
+                print("MISMATCH %s %s: C %s, reference %s, body (%d chars) %a"
+                      % (i, config, got, want, len(bodies[i]), bodies[i][:40]))
 print("compared: %d values (%d texts), mismatches: %d" % (compared, len(bodies), sum(bad.values())))
 for config, k in sorted(bad.items()):
     print("  %-24s %d" % (config, k))

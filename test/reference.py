@@ -54,11 +54,52 @@ def unassigned(c):
     return unicodedata.category(c) in ("Cn", "Cs")
 
 
+SEGMENT = 1024 * 1024   # longest stretch normalized at once (step 2)
+
+
+@lru_cache(maxsize=None)
+def composition_seconds():
+    """Code points that can be the second of a canonical composition."""
+    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))  # jamo
+    for cp in range(0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<") and len(d.split()) == 2:
+            seconds.add(int(d.split()[1], 16))
+    return seconds
+
+
+@lru_cache(maxsize=None)
+def boundary(c):
+    """A safe place to cut NFKC: NFKC leaves c alone, it is a starter, and
+    nothing before it can compose with it (or NFKC maps it to one such)."""
+    n = unicodedata.normalize("NFKC", c)
+    return (len(n) == 1 and unicodedata.combining(n) == 0
+            and ord(n) not in composition_seconds()
+            and unicodedata.normalize("NFKC", n) == n)
+
+
+def nfkc(text):
+    """Step 2: NFKC of the whole text, except that a stretch of more than
+    SEGMENT code points with no boundary character is normalized in pieces of
+    SEGMENT code points (the first piece counting the boundary before it)."""
+    out, start, run_start = [], 0, 0
+    for i, c in enumerate(text + "a"):          # a sentinel boundary
+        if boundary(c) or i == len(text):
+            if i - run_start > SEGMENT:         # anchor + run longer than a piece
+                out.append(unicodedata.normalize("NFKC", text[start:run_start]))
+                for p in range(run_start, i, SEGMENT):
+                    out.append(unicodedata.normalize("NFKC", text[p:min(p + SEGMENT, i)]))
+                start = i
+            run_start = i
+    out.append(unicodedata.normalize("NFKC", text[start:]))
+    return "".join(out)
+
+
 @lru_cache(maxsize=16)
 def prepare(text):
     """Steps 1-4: returns (chars, classes), two strings of equal length."""
     text = "".join(" " if unassigned(c) else c for c in text)      # 1
-    text = unicodedata.normalize("NFKC", text)                       # 2
+    text = nfkc(text)                                                # 2
     # 3: simple lower case, one code point at a time (so no final-sigma
     # context; U+0130 lowers to "i" + U+0307, of which the "i" is kept)
     chars = "".join(c.lower()[0] for c in text)
