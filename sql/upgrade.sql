@@ -1,6 +1,8 @@
 -- The upgrade chain from the first version reaches the current one, and an
 -- upgraded installation has the same objects as a fresh one.
+SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS simhash CASCADE;
+RESET client_min_messages;
 CREATE EXTENSION simhash VERSION '0.1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
 -- fingerprints of 0.1.0 survive an upgrade unchanged
