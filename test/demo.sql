@@ -32,26 +32,33 @@ RESET enable_seqscan;
 
 \echo
 \echo '== 3. All near-duplicate groups (documents connected by distances <=' :k 'bits)'
-WITH RECURSIVE pairs AS (
-  SELECT a.n AS a, b.n AS b FROM docs a JOIN docs b ON a.fp <~> b.fp <= :k AND a.n <> b.n
-), reach(n, member) AS (
-  SELECT n, n FROM docs
-  UNION
-  SELECT r.n, p.b FROM reach r JOIN pairs p ON p.a = r.member
-), groups AS (
-  SELECT member AS n, min(n) AS grp FROM reach GROUP BY member
+WITH groups AS (
+  SELECT id AS n, cluster_id AS grp FROM simhash_clusters('SELECT n, fp FROM docs', :k)
+), shown AS (   -- the first 6 groups of each language
+  SELECT grp FROM (SELECT g.grp, d.lang, dense_rank() OVER (PARTITION BY d.lang ORDER BY g.grp) AS r
+                   FROM groups g JOIN docs d USING (n)
+                   WHERE g.grp IN (SELECT grp FROM groups GROUP BY grp HAVING count(*) > 1)) x
+  WHERE r <= 6
 )
-SELECT dense_rank() OVER (ORDER BY g.grp) AS "group", d.n, d.lang, d.role,
+SELECT dense_rank() OVER (ORDER BY d.lang, g.grp) AS "group", d.n, d.lang, d.role,
        coalesce(nullif(d.edit_rate, ''), '-') AS edited,
        d.fp <~> first_value(d.fp) OVER (PARTITION BY g.grp ORDER BY d.n) AS dist,
-       left(regexp_replace(d.body, '\s+', ' ', 'g'), 60) AS text
+       left(regexp_replace(d.body, '\s+', ' ', 'g'), 50) AS text
 FROM groups g JOIN docs d USING (n)
-WHERE g.grp IN (SELECT grp FROM groups GROUP BY grp HAVING count(*) > 1)
-ORDER BY g.grp, d.n
-LIMIT 40;
+WHERE g.grp IN (SELECT grp FROM shown)
+ORDER BY d.lang, g.grp, d.n;
+SELECT count(*) AS groups_of_near_duplicates, sum(size) AS documents_in_them
+FROM (SELECT cluster_id, count(*) AS size FROM simhash_clusters('SELECT n, fp FROM docs', :k)
+      GROUP BY cluster_id) c
+WHERE size > 1;
 
 \echo
-\echo '== 4. How many edited copies were found (distance <=' :k 'to their original)?'
+\echo '== 4. De-duplicate: keep the first of each group (simhash_dedup)'
+SELECT count(*) FILTER (WHERE duplicate_of IS NULL) AS kept, count(duplicate_of) AS dropped
+FROM simhash_dedup('SELECT n, fp FROM docs', :k);
+
+\echo
+\echo '== 5. How many edited copies were found (distance <=' :k 'to their original)?'
 SELECT c.edit_rate AS copy_edit_rate, count(*) AS copies,
        count(*) FILTER (WHERE c.fp <~> o.fp <= :k) AS found_within_k,
        round(avg(c.fp <~> o.fp), 1) AS mean_distance
