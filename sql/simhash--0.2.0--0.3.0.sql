@@ -18,9 +18,14 @@
 -- the number of rows and max_distance.
 --
 -- Memory: 32 bytes a row (16 of row, 16 of sort scratch) within work_mem.
--- When the rows do not fit, they go to a temporary file, and every table is
--- processed in P passes over it (P = about 32 * rows / work_mem), each pass
--- keeping a hash partition of the keys.  Larger inputs should raise work_mem.
+-- When the rows do not fit, they go to a temporary file, and each table
+-- splits them by a hash of its key into partitions that fit, sorted one at a
+-- time; a pass over the file writes up to work_mem / 32kB partitions to
+-- temporary files of their own.  Memory exceeds work_mem only when more rows
+-- share one key than fit in it: many copies of one fingerprint, or a
+-- max_distance so large (about 16 and more) that every pair is compared, in
+-- one partition.  simhash_clusters and simhash_dedup also keep a hash table
+-- of the ids that appear in pairs.
 -- Runs that last more than 10 s report their progress in a NOTICE every 10 s.
 -- ---------------------------------------------------------------------------
 
