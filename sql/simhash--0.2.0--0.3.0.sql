@@ -46,3 +46,35 @@ CREATE FUNCTION simhash_dedup(query text, max_distance integer DEFAULT 3)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup(text, integer) IS
 	'every id of query (SELECT id, simhash) once: in ascending id order, a row is dropped when within max_distance bits of an already kept row (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped; a NULL or repeated id is an error';
+
+-- ---------------------------------------------------------------------------
+-- nearest first through the GIN index: widening radius searches
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_nearest(query text, target simhash, n integer DEFAULT 10)
+	RETURNS TABLE (id bigint, distance integer)
+	LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
+AS $$
+DECLARE
+	radius integer;
+	found bigint;
+	wrapped text := format('SELECT s.id::bigint, (s.fp <~> $1)::integer FROM (%s) AS s(id, fp) WHERE s.fp <~> $1 <= $2',
+						   query);
+BEGIN
+	IF n < 0 THEN
+		RAISE EXCEPTION 'n must not be negative, not %', n USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- the n nearest all lie within the first radius that holds n rows
+	FOREACH radius IN ARRAY ARRAY[3, 6, 10, 16, 24, 64] LOOP
+		IF radius < 64 THEN
+			EXECUTE format('SELECT count(*) FROM (%s LIMIT $3) c', wrapped) INTO found USING target, radius, n;
+		END IF;
+		IF radius = 64 OR found >= n THEN
+			RETURN QUERY EXECUTE wrapped || ' ORDER BY 2, 1 LIMIT $3' USING target, radius, n;
+			RETURN;
+		END IF;
+	END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
+	'the n rows of query (SELECT id, simhash) nearest to target, nearest first, exact: radius searches of 3, 6, 10, 16, 24 and 64 bits, each answered by a simhash_ops index on the queried column';
