@@ -37,6 +37,21 @@ key_lower_bound(const SimhashGistKey *key, simhash q)
 	return pg_popcount64((q ^ key->and_bits) & shared);
 }
 
+/* widen acc to summarize key too */
+static inline void
+key_merge(SimhashGistKey *acc, const SimhashGistKey *key)
+{
+	acc->and_bits &= key->and_bits;
+	acc->or_bits |= key->or_bits;
+}
+
+static inline void
+key_init_empty(SimhashGistKey *key)
+{
+	key->and_bits = ~UINT64CONST(0);
+	key->or_bits = 0;
+}
+
 static inline bool
 key_is_exact(const SimhashGistKey *key)
 {
@@ -103,15 +118,9 @@ simhash_gist_union(PG_FUNCTION_ARGS)
 	SimhashGistKey *result = palloc(sizeof(SimhashGistKey));
 	int			i;
 
-	result->and_bits = ~UINT64CONST(0);
-	result->or_bits = 0;
+	key_init_empty(result);
 	for (i = 0; i < entries->n; i++)
-	{
-		SimhashGistKey *key = DatumGetSimhashGistKeyP(entries->vector[i].key);
-
-		result->and_bits &= key->and_bits;
-		result->or_bits |= key->or_bits;
-	}
+		key_merge(result, DatumGetSimhashGistKeyP(entries->vector[i].key));
 	*size = sizeof(SimhashGistKey);
 	PG_RETURN_POINTER(result);
 }
@@ -173,8 +182,8 @@ simhash_gist_picksplit(PG_FUNCTION_ARGS)
 	v->spl_left = palloc(n * sizeof(OffsetNumber));
 	v->spl_right = palloc(n * sizeof(OffsetNumber));
 	v->spl_nleft = v->spl_nright = 0;
-	left->and_bits = right->and_bits = ~UINT64CONST(0);
-	left->or_bits = right->or_bits = 0;
+	key_init_empty(left);
+	key_init_empty(right);
 	for (i = FirstOffsetNumber; i <= maxoff; i++)
 	{
 		SimhashGistKey *key = DatumGetSimhashGistKeyP(entries->vector[i].key);
@@ -187,14 +196,12 @@ simhash_gist_picksplit(PG_FUNCTION_ARGS)
 		if (go_left)
 		{
 			v->spl_left[v->spl_nleft++] = i;
-			left->and_bits &= key->and_bits;
-			left->or_bits |= key->or_bits;
+			key_merge(left, key);
 		}
 		else
 		{
 			v->spl_right[v->spl_nright++] = i;
-			right->and_bits &= key->and_bits;
-			right->or_bits |= key->or_bits;
+			key_merge(right, key);
 		}
 	}
 	v->spl_ldatum = PointerGetDatum(left);

@@ -91,13 +91,23 @@ is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
 	return true;
 }
 
+/* the call of a SupportRequestSimplify on a two-argument function, or NULL */
+static FuncExpr *
+binary_simplify_call(Node *rawreq)
+{
+	FuncExpr   *call;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		return NULL;
+	call = ((SupportRequestSimplify *) rawreq)->fcall;
+	return list_length(call->args) == 2 ? call : NULL;
+}
+
 PG_FUNCTION_INFO_V1(simhash_distance_support);
 Datum
 simhash_distance_support(PG_FUNCTION_ARGS)
 {
-	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
-	SupportRequestSimplify *req;
-	FuncExpr   *call;
+	FuncExpr   *call = binary_simplify_call((Node *) PG_GETARG_POINTER(0));
 	char	   *name;
 	Node	   *left;
 	Node	   *right;
@@ -109,11 +119,7 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 	Oid			argtypes[3];
 	Oid			target;
 
-	if (!IsA(rawreq, SupportRequestSimplify))
-		PG_RETURN_POINTER(NULL);
-	req = (SupportRequestSimplify *) rawreq;
-	call = req->fcall;
-	if (list_length(call->args) != 2)
+	if (call == NULL)
 		PG_RETURN_POINTER(NULL);
 	name = get_func_name(call->funcid);
 	left = linitial(call->args);
@@ -179,19 +185,13 @@ PG_FUNCTION_INFO_V1(simhash_hamming_support);
 Datum
 simhash_hamming_support(PG_FUNCTION_ARGS)
 {
-	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
-	SupportRequestSimplify *req;
-	FuncExpr   *call;
+	FuncExpr   *call = binary_simplify_call((Node *) PG_GETARG_POINTER(0));
 	Node	   *a;
 	Node	   *b;
 	Oid			integer_op;
 	OpExpr	   *op;
 
-	if (!IsA(rawreq, SupportRequestSimplify))
-		PG_RETURN_POINTER(NULL);
-	req = (SupportRequestSimplify *) rawreq;
-	call = req->fcall;
-	if (list_length(call->args) != 2)
+	if (call == NULL)
 		PG_RETURN_POINTER(NULL);
 	a = linitial(call->args);
 	b = lsecond(call->args);

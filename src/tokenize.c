@@ -215,6 +215,16 @@ push_char(Tokenizer *t, pg_wchar c)
 		emit_char_ngram(t, t->n);
 }
 
+/* a SPACE or OTHER character: ends a word; OTHER also ends a CJK run */
+static inline void
+separator(Tokenizer *t, int cls)
+{
+	if (t->wordlen > 0)
+		end_word(t);
+	if (cls != SH_UC_SPACE && t->cjk_run > 0)
+		end_cjk_run(t);			/* a CJK run continues across white space */
+}
+
 /*
  * One ASCII character followed by another ASCII character (so no
  * normalization can involve it), for word features: the hot path.
@@ -232,15 +242,8 @@ feed_ascii_word(Tokenizer *t, unsigned char c, uint8 props)
 			t->word[t->wordlen++] = (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
 			t->wordchars++;
 			break;
-		case SH_UC_SPACE:
-			if (t->wordlen > 0)
-				end_word(t);
-			break;
 		default:
-			if (t->wordlen > 0)
-				end_word(t);
-			if (t->cjk_run > 0)
-				end_cjk_run(t);
+			separator(t, props & SH_UC_CLASS_MASK);
 			break;
 	}
 }
@@ -307,15 +310,8 @@ feed(Tokenizer *t, pg_wchar cp, uint8 props)
 			t->cjk_prev = cp;
 			t->cjk_run++;
 			break;
-		case SH_UC_SPACE:
-			if (t->wordlen > 0)
-				end_word(t);	/* a CJK run continues across white space */
-			break;
 		default:
-			if (t->wordlen > 0)
-				end_word(t);
-			if (t->cjk_run > 0)
-				end_cjk_run(t);
+			separator(t, cls);
 			break;
 	}
 }
