@@ -158,8 +158,9 @@ typedef struct FeatureSink
 	Size		used;
 } FeatureSink;
 
+/* expected_features sizes the table so that it rarely grows */
 static void
-sink_init(FeatureSink *sink, Weighting weighting)
+sink_init(FeatureSink *sink, Weighting weighting, Size expected_features)
 {
 	sink->weighting = weighting;
 	simhash_acc_init(&sink->acc);
@@ -167,8 +168,11 @@ sink_init(FeatureSink *sink, Weighting weighting)
 	sink->table = NULL;
 	if (weighting != WEIGHT_TF)
 	{
-		sink->size = 1024;
-		sink->table = palloc0(sink->size * sizeof(FeatureCount));
+		sink->size = 64;
+		while (sink->size < 2 * expected_features && sink->size < (Size) 1 << 16)
+			sink->size *= 2;
+		sink->table = palloc_extended(sink->size * sizeof(FeatureCount),
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	}
 }
 
@@ -264,7 +268,8 @@ fingerprint_text(text *body, SimhashFeatureKind kind, int n, Weighting weighting
 	int			len;
 	char	   *utf8 = text_as_utf8(body, &len);
 
-	sink_init(&sink, weighting);
+	/* about one feature per 4 bytes of text (a word, or a CJK character) */
+	sink_init(&sink, weighting, len / 4);
 	simhash_tokenize(utf8, len, kind, n, sink_add, &sink);
 	return sink_finish(&sink);
 }
