@@ -29,7 +29,11 @@ _PG_init(void)
 							SIMHASH_DEFAULT_MAX_DISTANCE, 0, SIMHASH_BITS,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+#if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("simhash");
+#else
+	EmitWarningsOnPlaceholders("simhash");
+#endif
 }
 
 void
