@@ -6,13 +6,9 @@
 # prints near-duplicate lookups and groups.  The cluster is removed at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source test/deps.sh
 source test/cluster.sh
+source test/deps.sh
 
-install_deps
-build_and_install
-work=$(mktemp -d /tmp/simhash-demo.XXXXXX)
-chmod 755 "$work"
-trap 'stop_cluster "$work"; rm -rf "$work"' EXIT
-PGPORT_WANTED=54332 start_cluster "$work"
+prepare_machine demo
+PGPORT_WANTED=54332 start_cluster "$work/demo"
 psql -X -q -f test/demo.sql

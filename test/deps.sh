@@ -1,6 +1,7 @@
-# test/deps.sh: sourced by test/run-tests.sh and test/demo.sh.  Installs what
-# building and testing simhash needs on Debian 12 (as root), builds it with
-# warnings as errors, and installs it into the PostgreSQL 15 server.
+# test/deps.sh: sourced by test/run-tests.sh and test/demo.sh (after
+# test/cluster.sh).  Installs what building and testing simhash needs on
+# Debian 12 (as root), builds it with warnings as errors, and installs it into
+# the PostgreSQL 15 server.
 set -euo pipefail
 
 SIMHASH_PACKAGES="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc libipc-run-perl xz-utils"
@@ -26,4 +27,14 @@ build_and_install() {
 	make -s clean >/dev/null
 	make -s with_llvm=no WERROR=1
 	make -s with_llvm=no install >/dev/null
+}
+
+# everything a fresh machine needs, then a work directory the server can read
+# (its path in $work, removed at exit after stopping the cluster in $1)
+prepare_machine() {
+	install_deps
+	build_and_install
+	work=$(mktemp -d /tmp/simhash.XXXXXX)
+	chmod 755 "$work"
+	trap "stop_cluster '$work/$1'; rm -rf '$work'" EXIT
 }

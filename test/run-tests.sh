@@ -7,15 +7,10 @@
 # concurrent writers and readers).  Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source test/deps.sh
 source test/cluster.sh
+source test/deps.sh
 
-install_deps
-build_and_install
-
-work=$(mktemp -d /tmp/simhash-tests.XXXXXX)
-chmod 755 "$work"
-trap 'stop_cluster "$work/regress"; rm -rf "$work"' EXIT
+prepare_machine regress
 
 echo "== pg_regress"
 PGPORT_WANTED=54331 start_cluster "$work/regress"
