@@ -161,21 +161,31 @@ plan_cost(const int *radius, int nblocks, int k, int64 *nprobes)
 					 candidates * COST_CANDIDATE);
 }
 
-void
-simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks)
+/* the cost model's choice for one (k, nblocks), computed once per backend */
+typedef struct RadiusChoice
 {
+	bool		known;
+	int			total;			/* sum of (radius + 1) */
+	int64		nprobes;
+	bool		cheaper_to_scan;
+} RadiusChoice;
+
+static RadiusChoice radius_choices[SIMHASH_GIN_MAX_BLOCKS + 1][SIMHASH_BITS + 1];
+
+static const RadiusChoice *
+choose_radii(int k, int nblocks)
+{
+	RadiusChoice *choice = &radius_choices[nblocks][k];
 	int			minimal = Max(nblocks, k + 1);
 	int			radius[SIMHASH_GIN_MAX_BLOCKS];
 	double		best_cost = -1.0;
 	int			total;
-	int			i;
 
-	plan->query = query;
-	plan->max_distance = k;
-	plan->nblocks = nblocks;
-	plan->nkeys = 0;
-	spread_radii(plan->radius, nblocks, minimal);
-	plan_cost(plan->radius, nblocks, k, &plan->nprobes);
+	if (choice->known)
+		return choice;
+	choice->total = minimal;
+	spread_radii(radius, nblocks, minimal);
+	plan_cost(radius, nblocks, k, &choice->nprobes);
 	for (total = minimal; total <= minimal + 2 * nblocks; total++)
 	{
 		int64		nprobes;
@@ -186,14 +196,34 @@ simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks)
 		if (nprobes <= SIMHASH_GIN_MAX_PROBES && (best_cost < 0 || cost < best_cost))
 		{
 			best_cost = cost;
-			memcpy(plan->radius, radius, sizeof(radius));
-			plan->nprobes = nprobes;
+			choice->total = total;
+			choice->nprobes = nprobes;
 		}
 	}
+	/* probing would cost more than reading every row: say so */
+	choice->cheaper_to_scan = best_cost < 0 || best_cost > PLAN_ROWS * COST_SEQ_ROW;
+	choice->known = true;
+	return choice;
+}
+
+void
+simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks)
+{
+	const RadiusChoice *choice;
+	int			i;
+
+	Assert(k >= 0 && k <= SIMHASH_BITS);
+	Assert(nblocks >= 1 && nblocks <= SIMHASH_GIN_MAX_BLOCKS);
+	choice = choose_radii(k, nblocks);
+	plan->query = query;
+	plan->max_distance = k;
+	plan->nblocks = nblocks;
+	plan->nkeys = 0;
+	spread_radii(plan->radius, nblocks, choice->total);
+	plan->nprobes = choice->nprobes;
+	plan->cheaper_to_scan = choice->cheaper_to_scan;
 	for (i = 0; i < nblocks; i++)
 		plan->query_block[i] = simhash_block_value(query, i, nblocks);
-	/* probing would cost more than reading every row: say so */
-	plan->cheaper_to_scan = best_cost < 0 || best_cost > PLAN_ROWS * COST_SEQ_ROW;
 }
 
 /* ---- the simhash_ball type ---- */

@@ -170,6 +170,20 @@ distance_lower_bound(const SimhashProbePlan *plan, const GinTernaryValue *check,
 	int			bound = 0;
 	int			i;
 
+	if (nkeys == plan->nblocks)
+	{
+		/*
+		 * One exact probe per block (k < nblocks, the common case): key i is
+		 * block i, and the bound is the number of blocks that did not match.
+		 */
+		*exact = true;
+		for (i = 0; i < nkeys; i++)
+		{
+			bound += (check[i] == GIN_FALSE);
+			*exact &= (check[i] == GIN_TRUE);
+		}
+		return bound;
+	}
 	for (i = 0; i < plan->nblocks; i++)
 	{
 		block_dist[i] = plan->radius[i] + 1;
