@@ -39,3 +39,8 @@ SELECT * FROM simhash_nearest('SELECT id, fp FROM near_docs', (SELECT q FROM nea
 SELECT count(*) AS none FROM simhash_nearest('SELECT id, fp FROM near_docs', '0123456789abcdef', 0);
 SELECT count(*) AS whole_table FROM simhash_nearest('SELECT id, fp FROM near_docs WHERE id < 100', '0123456789abcdef', 1000);
 SELECT * FROM simhash_nearest('SELECT id, fp FROM near_docs', '0123456789abcdef', -1);
+-- a query of the wrong shape is a clear error
+\set VERBOSITY default
+SELECT * FROM simhash_nearest('SELECT id FROM near_docs', '0123456789abcdef', 3);
+SELECT * FROM simhash_nearest('SELECT id::text, fp::bigint FROM near_docs', '0123456789abcdef', 3);
+\set VERBOSITY terse

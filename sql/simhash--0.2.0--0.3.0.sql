@@ -74,6 +74,11 @@ BEGIN
 			RETURN;
 		END IF;
 	END LOOP;
+EXCEPTION
+	WHEN invalid_column_reference OR undefined_function OR cannot_coerce OR datatype_mismatch THEN
+		RAISE EXCEPTION 'query must return two columns: a bigint id and a simhash'
+			USING ERRCODE = 'datatype_mismatch', DETAIL = SQLERRM,
+				  HINT = 'Write the query as SELECT id, fingerprint FROM ...';
 END
 $$;
 COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
