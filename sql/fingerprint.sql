@@ -96,6 +96,15 @@ SELECT q, error_of(q) FROM (VALUES
 SELECT simhash('text'::text, 1, 'idf');
 \set VERBOSITY terse
 
+-- the distinct-feature counts stay within work_mem: a text with 200,000
+-- distinct words spills, with the same fingerprint
+CREATE TEMP TABLE many AS SELECT string_agg(md5(i::text), ' ') AS body FROM generate_series(1, 200000) i;
+SET work_mem = '64MB';
+SELECT simhash(body) AS fp_default, simhash(body, 1, 'binary') AS fp_binary FROM many \gset
+SET work_mem = '64kB';
+SELECT simhash(body) = :'fp_default' AS same_after_spill, simhash(body, 1, 'binary') = :'fp_binary' AS same_binary_after_spill FROM many;
+RESET work_mem;
+
 -- varchar columns call the function (not a cast)
 CREATE TEMP TABLE vc (title varchar(100));
 INSERT INTO vc VALUES ('Hello world');

@@ -9,12 +9,14 @@
 
 #include <math.h>
 
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/tuplesort.h"
 
 #include "feature_hash.h"
 
@@ -142,6 +144,10 @@ parse_size(int32 n, const char *what)
  * Feature collection.  Term frequency needs no memory: each occurrence votes
  * once.  The other weightings need each distinct feature's count, kept in an
  * open-addressing hash table of feature hashes (which are uniform already).
+ * The table stays within work_mem: when it would outgrow it, its contents go
+ * to a tuplesort (each hash as many times as it was counted, which spills to
+ * disk by itself) and it starts empty; at the end the sorted hashes are
+ * counted again.  The votes are integer sums, so the result is the same.
  */
 typedef struct FeatureCount
 {
@@ -156,6 +162,8 @@ typedef struct FeatureSink
 	FeatureCount *table;
 	Size		size;			/* slots, a power of 2 */
 	Size		used;
+	Size		max_size;		/* the most slots work_mem allows */
+	Tuplesortstate *spill;		/* counted hashes, once the table overflowed */
 } FeatureSink;
 
 /* expected_features sizes the table so that it rarely grows */
@@ -166,10 +174,14 @@ sink_init(FeatureSink *sink, Weighting weighting, Size expected_features)
 	simhash_acc_init(&sink->acc);
 	sink->size = sink->used = 0;
 	sink->table = NULL;
+	sink->spill = NULL;
+	sink->max_size = 64;
+	while (sink->max_size * 2 * sizeof(FeatureCount) <= (Size) work_mem * 1024)
+		sink->max_size *= 2;
 	if (weighting != WEIGHT_TF)
 	{
 		sink->size = 64;
-		while (sink->size < 2 * expected_features && sink->size < (Size) 1 << 16)
+		while (sink->size < 2 * expected_features && sink->size < Min((Size) 1 << 16, sink->max_size))
 			sink->size *= 2;
 		sink->table = palloc_extended(sink->size * sizeof(FeatureCount),
 									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -202,6 +214,32 @@ sink_grow(FeatureSink *sink)
 	sink->size = newsize;
 }
 
+/* move the table's counts to the tuplesort and empty it */
+static void
+sink_spill(FeatureSink *sink)
+{
+	Size		i;
+
+	if (sink->spill == NULL)
+#if PG_VERSION_NUM >= 150000
+		sink->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											work_mem, NULL, TUPLESORT_NONE);
+#else
+		sink->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+											work_mem, NULL, false);
+#endif
+	for (i = 0; i < sink->size; i++)
+	{
+		uint32		count;
+
+		CHECK_FOR_INTERRUPTS();
+		for (count = sink->table[i].count; count > 0; count--)
+			tuplesort_putdatum(sink->spill, Int64GetDatum((int64) sink->table[i].hash), false);
+	}
+	memset(sink->table, 0, sink->size * sizeof(FeatureCount));
+	sink->used = 0;
+}
+
 static void
 sink_add(uint64 hash, void *arg)
 {
@@ -221,7 +259,22 @@ sink_add(uint64 hash, void *arg)
 	}
 	slot->count++;
 	if (sink->used * 2 > sink->size)
-		sink_grow(sink);
+	{
+		if (sink->size < sink->max_size)
+			sink_grow(sink);
+		else
+			sink_spill(sink);
+	}
+}
+
+/* one distinct feature's votes */
+static void
+sink_vote(FeatureSink *sink, uint64 hash, uint32 count)
+{
+	uint32		weight = sink->weighting == WEIGHT_SUBLINEAR ? 1 + pg_leftmost_one_pos32(count) : 1;
+
+	while (weight-- > 0)
+		simhash_acc_add_unit(&sink->acc, hash);
 }
 
 static simhash
@@ -229,16 +282,41 @@ sink_finish(FeatureSink *sink)
 {
 	Size		i;
 
-	for (i = 0; i < sink->size; i++)
+	if (sink->spill != NULL)
 	{
-		uint32		count = sink->table[i].count;
-		uint32		weight;
+		Datum		value;
+		bool		isnull;
+		uint64		current = 0;
+		uint32		count = 0;
 
-		if (count == 0)
-			continue;
-		weight = sink->weighting == WEIGHT_SUBLINEAR ? 1 + pg_leftmost_one_pos32(count) : 1;
-		while (weight-- > 0)
-			simhash_acc_add_unit(&sink->acc, sink->table[i].hash);
+		sink_spill(sink);
+		tuplesort_performsort(sink->spill);
+#if PG_VERSION_NUM >= 160000
+		while (tuplesort_getdatum(sink->spill, true, false, &value, &isnull, NULL))
+#else
+		while (tuplesort_getdatum(sink->spill, true, &value, &isnull, NULL))
+#endif
+		{
+			uint64		hash = (uint64) DatumGetInt64(value);
+
+			CHECK_FOR_INTERRUPTS();
+			if (count > 0 && hash != current)
+			{
+				sink_vote(sink, current, count);
+				count = 0;
+			}
+			current = hash;
+			count++;
+		}
+		if (count > 0)
+			sink_vote(sink, current, count);
+		tuplesort_end(sink->spill);
+	}
+	else
+	{
+		for (i = 0; i < sink->size; i++)
+			if (sink->table[i].count != 0)
+				sink_vote(sink, sink->table[i].hash, sink->table[i].count);
 	}
 	if (sink->table)
 		pfree(sink->table);
