@@ -169,3 +169,15 @@ EXPLAIN (COSTS OFF) SELECT c.j, x.id FROM centers c, LATERAL (SELECT id FROM doc
 -- the planted neighbours come first, in order of distance
 SELECT array_agg(d ORDER BY n) AS nearest_distances FROM (
   SELECT d, row_number() OVER () AS n FROM (SELECT fp <~> (SELECT fp FROM centers WHERE j = 5) AS d FROM docs ORDER BY fp <~> (SELECT fp FROM centers WHERE j = 5) LIMIT 12) s) x;
+
+-- estimates never misread a constant of another type (these used to crash)
+CREATE TABLE est (fp simhash, b bytea, k int);
+EXPLAIN (COSTS OFF) SELECT * FROM est WHERE simhash_within(fp, '0000000000000000', get_bit(b, 0));
+CREATE FUNCTION my_ball(c simhash, r bigint) RETURNS simhash_ball LANGUAGE plpgsql AS
+$$ BEGIN RETURN simhash_ball(c, r::int); END $$;
+EXPLAIN (COSTS OFF) SELECT * FROM est WHERE fp <@ my_ball(fp, 3);
+-- "d < k" with k = INT_MIN is false, not an overflow
+INSERT INTO est VALUES ('000000000000000f', NULL, -2147483648);
+SELECT fp <~> '0000000000000000' < k AS lt_int_min, k > fp <~> '0000000000000000' AS gt_int_min,
+       fp <~> '0000000000000000' < -2147483648 AS lt_int_min_literal FROM est;
+SELECT count(*) FROM est WHERE fp <~> '0000000000000000' < k;

@@ -43,4 +43,10 @@ SELECT * FROM simhash_nearest('SELECT id, fp FROM near_docs', '0123456789abcdef'
 \set VERBOSITY default
 SELECT * FROM simhash_nearest('SELECT id FROM near_docs', '0123456789abcdef', 3);
 SELECT * FROM simhash_nearest('SELECT id::text, fp::bigint FROM near_docs', '0123456789abcdef', 3);
+SELECT * FROM simhash_nearest('SELECT id, fp, 1 FROM near_docs', '0123456789abcdef', 3);
+SELECT * FROM simhash_nearest('SELECT id, fp FROM no_such_table', '0123456789abcdef', 3);
+-- it works whatever the search_path
+SET search_path = pg_catalog;
+SELECT count(*) FROM public.simhash_nearest('SELECT id, fp FROM public.near_docs', '0123456789abcdef', 3);
+RESET search_path;
 \set VERBOSITY terse

@@ -58,11 +58,34 @@ AS $$
 DECLARE
 	radius integer;
 	found bigint;
-	wrapped text := format('SELECT s.id::bigint, (s.fp <~> $1)::integer FROM (%s) AS s(id, fp) WHERE s.fp <~> $1 <= $2',
+	shape_ok boolean;
+	-- the operator is qualified: the caller's search_path need not hold it
+	wrapped text := format('SELECT s.id::bigint, (s.fp OPERATOR(@extschema@.<~>) $1)::integer '
+						   'FROM (%s) AS s(id, fp) WHERE s.fp OPERATOR(@extschema@.<~>) $1 <= $2',
 						   query);
 BEGIN
 	IF n < 0 THEN
 		RAISE EXCEPTION 'n must not be negative, not %', n USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- the query as written: its own errors are reported as they are
+	EXECUTE format('SELECT 1 FROM (%s) AS s LIMIT 0', query);
+	-- then its shape: exactly two columns, an integer id and a simhash
+	BEGIN
+		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', query);
+		shape_ok := false;			/* three or more columns */
+	EXCEPTION WHEN invalid_column_reference THEN
+		BEGIN
+			EXECUTE format('SELECT s.c1::bigint, s.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash '
+						   'FROM (%s) AS s(c1, c2) LIMIT 0', query);
+			shape_ok := true;
+		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
+			shape_ok := false;
+		END;
+	END;
+	IF NOT shape_ok THEN
+		RAISE EXCEPTION 'query must return two columns: a bigint id and a simhash'
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'Write the query as SELECT id, fingerprint FROM ...';
 	END IF;
 	-- the n nearest all lie within the first radius that holds n rows
 	FOREACH radius IN ARRAY ARRAY[3, 6, 10, 16, 24, 64] LOOP
@@ -74,11 +97,6 @@ BEGIN
 			RETURN;
 		END IF;
 	END LOOP;
-EXCEPTION
-	WHEN invalid_column_reference OR undefined_function OR cannot_coerce OR datatype_mismatch THEN
-		RAISE EXCEPTION 'query must return two columns: a bigint id and a simhash'
-			USING ERRCODE = 'datatype_mismatch', DETAIL = SQLERRM,
-				  HINT = 'Write the query as SELECT id, fingerprint FROM ...';
 END
 $$;
 COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS

@@ -158,10 +158,18 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 								   Int32GetDatum(DatumGetInt32(c->constvalue) - 1), false, true);
 		}
 		else
-			k = (Node *) makeFuncExpr(F_INT4MI, INT4OID,
-									  list_make2(k, makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-															  Int32GetDatum(1), false, true)),
+		{
+			/* k - 1, with k raised to INT_MIN + 1 first: "d < INT_MIN" stays false */
+			Node	   *lowest = (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+												   Int32GetDatum(PG_INT32_MIN + 1), false, true);
+			Node	   *one = (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+												 Int32GetDatum(1), false, true);
+
+			k = (Node *) makeFuncExpr(F_INT4LARGER, INT4OID, list_make2(k, lowest),
 									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+			k = (Node *) makeFuncExpr(F_INT4MI, INT4OID, list_make2(k, one),
+									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		}
 	}
 
 	argtypes[0] = exprType(a);
@@ -211,20 +219,41 @@ simhash_hamming_support(PG_FUNCTION_ARGS)
 									  COERCE_IMPLICIT_CAST));
 }
 
-/* the distance a predicate's third argument or a ball stands for, if known */
+/* the extension's simhash_ball(simhash, integer) function */
+static Oid
+ball_function(Oid sibling)
+{
+	Oid			argtypes[2];
+
+	argtypes[0] = extension_type(sibling, "simhash");
+	argtypes[1] = INT4OID;
+	return extension_function(sibling, "simhash_ball", 2, argtypes);
+}
+
+/*
+ * The distance that an integer operand, or a simhash_ball, stands for: known
+ * for constants and for simhash_ball(center, constant), else a default.
+ * sibling is a function of the extension, to find its objects by.
+ */
 static int
-estimated_distance(PlannerInfo *root, Node *node)
+estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 {
 	node = estimate_expression_value(root, node);
-	if (IsA(node, Const) && !((Const *) node)->constisnull)
+	if (IsA(node, Const))
 	{
-		if (((Const *) node)->consttype == INT4OID)
-			return DatumGetInt32(((Const *) node)->constvalue);
-		return DatumGetSimhashBallP(((Const *) node)->constvalue)->radius;
+		Const	   *c = (Const *) node;
+
+		if (c->constisnull)
+			return DEFAULT_ESTIMATE_DISTANCE;
+		if (c->consttype == INT4OID)
+			return DatumGetInt32(c->constvalue);
+		if (c->consttype == extension_type(sibling, "simhash_ball"))
+			return DatumGetSimhashBallP(c->constvalue)->radius;
+		return DEFAULT_ESTIMATE_DISTANCE;
 	}
 	/* simhash_ball(center, k) with a center known only at run time */
-	if (IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2)
-		return estimated_distance(root, lsecond(((FuncExpr *) node)->args));
+	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == ball_function(sibling))
+		return estimated_distance(root, lsecond(((FuncExpr *) node)->args), sibling);
 	return DEFAULT_ESTIMATE_DISTANCE;
 }
 
@@ -250,9 +279,10 @@ simhash_within_support(PG_FUNCTION_ARGS)
 
 		if (list_length(req->args) != 3)
 			PG_RETURN_POINTER(NULL);
-		k = estimated_distance(req->root, lthird(req->args));
+		k = estimated_distance(req->root, lthird(req->args), req->funcid);
 		if (strcmp(get_func_name(req->funcid), "simhash_at_distance") == 0)
-			req->selectivity = within_selectivity(k) - within_selectivity(k - 1);
+			req->selectivity = within_selectivity(k) -
+				(k > PG_INT32_MIN ? within_selectivity(k - 1) : 0.0);
 		else
 			req->selectivity = within_selectivity(k);
 		CLAMP_PROBABILITY(req->selectivity);
@@ -316,27 +346,22 @@ simhash_within_support(PG_FUNCTION_ARGS)
 
 /* ---- operator estimators ---- */
 
-/* the ball operand of "fp <@ ball" or "ball @> fp": the 16-byte one */
-static Node *
-ball_operand(List *args)
-{
-	Node	   *arg = linitial(args);
-
-	if (get_typlen(exprType(arg)) != sizeof(SimhashBall))
-		arg = lsecond(args);
-	return get_typlen(exprType(arg)) == sizeof(SimhashBall) ? arg : NULL;
-}
-
 /* restriction and join estimator of <@ and @> (both read only these args) */
 PG_FUNCTION_INFO_V1(simhash_ball_sel);
 Datum
 simhash_ball_sel(PG_FUNCTION_ARGS)
 {
 	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
-	Node	   *ball = ball_operand((List *) PG_GETARG_POINTER(2));
+	Oid			sibling = get_opcode(PG_GETARG_OID(1));
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	Oid			ball_type = extension_type(sibling, "simhash_ball");
+	Node	   *ball;
 
-	PG_RETURN_FLOAT8(within_selectivity(ball ? estimated_distance(root, ball)
-										: DEFAULT_ESTIMATE_DISTANCE));
+	/* the ball operand of "fp <@ ball" or "ball @> fp" */
+	ball = exprType(linitial(args)) == ball_type ? linitial(args) : lsecond(args);
+	if (exprType(ball) != ball_type)
+		PG_RETURN_FLOAT8(within_selectivity(DEFAULT_ESTIMATE_DISTANCE));
+	PG_RETURN_FLOAT8(within_selectivity(estimated_distance(root, ball, sibling)));
 }
 
 /* restriction and join estimator of %: the threshold is the setting */
