@@ -41,6 +41,7 @@ SELECT count(*) AS whole_table FROM simhash_nearest('SELECT id, fp FROM near_doc
 SELECT * FROM simhash_nearest('SELECT id, fp FROM near_docs', '0123456789abcdef', -1);
 -- a query of the wrong shape is a clear error
 \set VERBOSITY default
+\set SHOW_CONTEXT never
 SELECT * FROM simhash_nearest('SELECT id FROM near_docs', '0123456789abcdef', 3);
 SELECT * FROM simhash_nearest('SELECT id::text, fp::bigint FROM near_docs', '0123456789abcdef', 3);
 SELECT * FROM simhash_nearest('SELECT id, fp, 1 FROM near_docs', '0123456789abcdef', 3);

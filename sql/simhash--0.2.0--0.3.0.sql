@@ -67,9 +67,8 @@ BEGIN
 	IF n < 0 THEN
 		RAISE EXCEPTION 'n must not be negative, not %', n USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	-- the query as written: its own errors are reported as they are
-	EXECUTE format('SELECT 1 FROM (%s) AS s LIMIT 0', query);
-	-- then its shape: exactly two columns, an integer id and a simhash
+	-- its shape: exactly two columns, an integer id and a simhash (errors of
+	-- the query itself come out of the first probe as they are)
 	BEGIN
 		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', query);
 		shape_ok := false;			/* three or more columns */
