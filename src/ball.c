@@ -218,7 +218,6 @@ simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks)
 	plan->query = query;
 	plan->max_distance = k;
 	plan->nblocks = nblocks;
-	plan->nkeys = 0;
 	spread_radii(plan->radius, nblocks, choice->total);
 	plan->nprobes = choice->nprobes;
 	plan->cheaper_to_scan = choice->cheaper_to_scan;

@@ -323,16 +323,14 @@ sink_finish(FeatureSink *sink)
 	return simhash_acc_finish(&sink->acc);
 }
 
-/* the text as UTF-8, converted from the database encoding if needed */
+/* s (len bytes) as UTF-8, converted from the database encoding if needed */
 static char *
-text_as_utf8(text *t, int *len)
+as_utf8(const char *s, int *len)
 {
-	char	   *s = VARDATA_ANY(t);
 	char	   *u;
 
-	*len = VARSIZE_ANY_EXHDR(t);
 	if (GetDatabaseEncoding() == PG_UTF8)
-		return s;
+		return (char *) s;
 	u = pg_server_to_any(s, *len, PG_UTF8);
 	if (u != s)
 		*len = strlen(u);
@@ -343,12 +341,14 @@ static simhash
 fingerprint_text(text *body, SimhashFeatureKind kind, int n, Weighting weighting)
 {
 	FeatureSink sink;
-	int			len;
-	char	   *utf8 = text_as_utf8(body, &len);
+	int			len = VARSIZE_ANY_EXHDR(body);
+	char	   *utf8 = as_utf8(VARDATA_ANY(body), &len);
 
 	/* about one feature per 4 bytes of text (a word, or a CJK character) */
 	sink_init(&sink, weighting, len / 4);
 	simhash_tokenize(utf8, len, kind, n, sink_add, &sink);
+	if (utf8 != VARDATA_ANY(body))
+		pfree(utf8);
 	return sink_finish(&sink);
 }
 
@@ -378,16 +378,11 @@ simhash_ngram(PG_FUNCTION_ARGS)
 static uint64
 hash_given_feature(const char *s, int len)
 {
-	char	   *u;
-	uint64		h;
+	char	   *u = as_utf8(s, &len);
+	uint64		h = simhash_feature_hash(u, len);
 
-	if (GetDatabaseEncoding() == PG_UTF8)
-		return simhash_feature_hash(s, len);
-	u = pg_server_to_any(s, len, PG_UTF8);
-	if (u == s)
-		return simhash_feature_hash(s, len);
-	h = simhash_feature_hash(u, strlen(u));
-	pfree(u);
+	if (u != s)
+		pfree(u);
 	return h;
 }
 

@@ -145,7 +145,6 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
 		plan->key_block[i] = (uint8) b;
 		plan->key_distance[i] = (uint8) pg_popcount64(key_value(key) ^ plan->query_block[b]);
 	}
-	plan->nkeys = *nentries;
 
 	/* every key shares the plan */
 	*extra_data = palloc(*nentries * sizeof(Pointer));

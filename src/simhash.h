@@ -34,7 +34,6 @@ simhash_distance(simhash a, simhash b)
  * bit wider than the others.
  */
 #define SIMHASH_MIN_BLOCKS		1
-#define SIMHASH_MAX_BLOCKS		16
 
 static inline int
 simhash_block_width(int i, int nblocks)

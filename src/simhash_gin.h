@@ -47,7 +47,6 @@ typedef struct SimhashProbePlan
 	int64		nprobes;
 	bool		cheaper_to_scan;	/* probing costs more than a full scan */
 	/* per probe key, filled by the GIN opclass: its block and distance */
-	int			nkeys;
 	uint8		key_block[SIMHASH_GIN_MAX_PROBES];
 	uint8		key_distance[SIMHASH_GIN_MAX_PROBES];
 } SimhashProbePlan;
