@@ -6,7 +6,12 @@
 #   stop_cluster DIR
 #   as_pg_user CMD...   runs CMD as the server's user
 
-PG_BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
+# the server's programs, looked up when first needed (not when sourced: on a
+# fresh machine pg_config only exists after test/deps.sh has installed it)
+pg_bin() {
+	PG_BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
+	echo "$PG_BINDIR/$1"
+}
 
 as_pg_user() {
 	if [ "$(id -u)" = 0 ]; then
@@ -28,8 +33,8 @@ start_cluster() {
 		id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql postgres
 		chown postgres "$dir"
 	fi
-	as_pg_user "$PG_BINDIR/initdb" -D "$dir/data" -U postgres -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
-		|| as_pg_user "$PG_BINDIR/initdb" -D "$dir/data" -U postgres -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
+	as_pg_user "$(pg_bin initdb)" -D "$dir/data" -U postgres -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+		|| as_pg_user "$(pg_bin initdb)" -D "$dir/data" -U postgres -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
 		|| { cat "$dir/initdb.log"; return 1; }
 	{
 		echo "listen_addresses = ''"
@@ -38,11 +43,11 @@ start_cluster() {
 		echo "fsync = off"
 		for line in "$@"; do echo "$line"; done
 	} >>"$dir/data/postgresql.conf"
-	as_pg_user "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null \
+	as_pg_user "$(pg_bin pg_ctl)" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null \
 		|| { cat "$dir/server.log"; return 1; }
 	export PGHOST=$dir PGPORT=${PGPORT_WANTED:-54329} PGUSER=postgres PGDATABASE=postgres
 }
 
 stop_cluster() {
-	as_pg_user "$PG_BINDIR/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+	as_pg_user "$(pg_bin pg_ctl)" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
 }
