@@ -9,7 +9,7 @@
 # the server's programs, looked up when first needed (not when sourced: on a
 # fresh machine pg_config only exists after test/deps.sh has installed it)
 pg_bin() {
-	PG_BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
+	PG_BINDIR=${PG_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir)}
 	echo "$PG_BINDIR/$1"
 }
 

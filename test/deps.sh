@@ -20,7 +20,9 @@ install_deps() {
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 	fi
-	export PATH="/usr/lib/postgresql/15/bin:$PATH"
+	# PG_CONFIG chooses the PostgreSQL installation (default: Debian's 15)
+	export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+	export PATH="$("$PG_CONFIG" --bindir):$PATH"
 }
 
 build_and_install() {

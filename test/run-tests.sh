@@ -29,7 +29,7 @@ fi
 echo "== TAP"
 # the TAP framework starts its own clusters, so it runs as the server's user
 mkdir -p "$work/tap" && cp -r test/t "$work/tap/" && chown -R postgres "$work/tap" 2>/dev/null || true
-pgxs=$(dirname "$(pg_config --pgxs)")/..
+pgxs=$(dirname "$("$PG_CONFIG" --pgxs)")/..
 tap_total=$(ls test/t/*.pl | wc -l)
 tap_failed=0
 (cd "$work/tap" && as_pg_user env TESTDIR="$work/tap" PG_REGRESS="$pgxs/test/regress/pg_regress" \
