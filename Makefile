@@ -9,6 +9,10 @@ HEADERS = src/simhash.h
 TESTS = $(sort $(filter-out $(DATA),$(wildcard sql/*.sql)))
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --dbname=contrib_regression
+# TAP tests (test/t/*.pl): `make installcheck` runs them after pg_regress,
+# `make prove_installcheck` alone; both need a non-root user (initdb refuses root)
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 # -Wextra minus the warnings PostgreSQL's own headers trigger
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
@@ -19,3 +23,12 @@ endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+.PHONY: prove_installcheck dist
+prove_installcheck:
+	$(prove_installcheck)
+
+# the release archive for PGXN: the committed tree of HEAD (tag it first)
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
+dist:
+	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD

@@ -5,15 +5,26 @@
 # (natural en + zh, edited zh) and on synthetic tricky strings.
 #
 #   test/crosscheck.sh            (as root or as a user who can run initdb)
+#   test/crosscheck.sh --sample   (the test suite: test/data/sample.tsv, in the repository)
 #
-# SIMHASH_DATA: the corpus directory (default: <repo>/../shared/data).
+# SIMHASH_DATA: the corpus directory (default: <repo>/../shared/data); the
+# whole corpus takes a few minutes, the sample a few seconds.
 # Prints the number of compared values and of mismatches; exits 1 on any
 # mismatch (the mismatches are listed, and kept in $SIMHASH_KEEP if set).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
-data=$(realpath "${SIMHASH_DATA:-$(git rev-parse --show-toplevel)/../shared/data}")
+if [ "${1:-}" = --sample ]; then
+	load_corpus="CREATE TEMP TABLE sample (n int, id text, lang text, role text, original text, rate text, source text, package text, body text);
+\\copy sample FROM 'test/data/sample.tsv'
+INSERT INTO t SELECT id, body FROM sample;"
+else
+	data=$(realpath "${SIMHASH_DATA:-$(dirname "$(pwd)")/shared/data}")
+	load_corpus="\\copy t(id, body) FROM PROGRAM 'xzcat $data/natural/docs.en.tsv.xz'
+\\copy t(id, body) FROM PROGRAM 'xzcat $data/natural/docs.zh.tsv.xz'
+\\copy t(id, body) FROM PROGRAM 'xzcat $data/edited/docs.zh.tsv.xz'"
+fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/simhash-crosscheck.XXXXXX")
 
 source test/cluster.sh
@@ -125,9 +136,7 @@ EOF
 psql -X -q -v ON_ERROR_STOP=1 <<EOF
 CREATE EXTENSION simhash;
 CREATE TABLE t (id text PRIMARY KEY, body text NOT NULL);
-\copy t(id, body) FROM PROGRAM 'xzcat $data/natural/docs.en.tsv.xz'
-\copy t(id, body) FROM PROGRAM 'xzcat $data/natural/docs.zh.tsv.xz'
-\copy t(id, body) FROM PROGRAM 'xzcat $data/edited/docs.zh.tsv.xz'
+$load_corpus
 \copy t(id, body) FROM '$dir/synthetic.tsv'
 CREATE TABLE cfg (config text, kind text, n int, weighting text);
 INSERT INTO cfg

@@ -4,7 +4,7 @@
 # the PostgreSQL 15 server.
 set -euo pipefail
 
-SIMHASH_PACKAGES="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc libipc-run-perl xz-utils"
+SIMHASH_PACKAGES="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc libipc-run-perl xz-utils python3 python3-xxhash"
 
 install_deps() {
 	local missing=() p
@@ -18,7 +18,7 @@ install_deps() {
 		fi
 		echo "installing: ${missing[*]}"
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 	fi
 	# PG_CONFIG chooses the PostgreSQL installation (default: Debian's 15)
 	export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -26,6 +26,13 @@ install_deps() {
 }
 
 build_and_install() {
+	local lib
+	lib=$("$PG_CONFIG" --pkglibdir)
+	if [ ! -w "$lib" ]; then
+		echo "cannot install simhash into $lib as $(id -un): run as root (sudo bash $0)," >&2
+		echo "or set PG_CONFIG to the pg_config of a PostgreSQL installation you can write to" >&2
+		return 1
+	fi
 	make -s clean >/dev/null
 	make -s with_llvm=no WERROR=1
 	make -s with_llvm=no install >/dev/null

@@ -2,9 +2,15 @@
 # test/run-tests.sh: every test of simhash, from a fresh Debian 12 machine.
 #   sudo bash test/run-tests.sh
 # Installs the build dependencies, builds with -Wall -Wextra -Werror, installs
-# the extension, runs the pg_regress suite (sql/, expected/) on a throwaway
-# cluster, then the TAP tests (test/t/: streaming standby, crash recovery,
-# concurrent writers and readers).  Exits non-zero on any failure.
+# the extension, then runs as the server's user, on a throwaway cluster:
+# `make installcheck` (the pg_regress suite, sql/ and expected/, then the TAP
+# tests, test/t/: streaming standby, crash recovery, concurrent writers and
+# readers), the C-against-Python cross-check of fingerprints on the sample in
+# test/data, and the Citus cluster test (test/citus.sh, skipped when Citus is
+# not installed).  Without root: set PG_CONFIG to an installation you can write
+# to (see README, Development).  Ends with "tests: N passed, M failed" (each
+# pg_regress file and each TAP subtest counts once) and exits non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/cluster.sh
@@ -12,33 +18,34 @@ source test/deps.sh
 
 prepare_machine regress
 
-echo "== pg_regress"
+# a copy of the tree the server's user can write in (results/, tmp_check/)
+mkdir -p "$work/src"
+tar -c --exclude=.git . | tar -x -C "$work/src"
+[ "$(id -u)" = 0 ] && chown -R postgres "$work/src"
+
+echo "== make installcheck (pg_regress, then TAP)"
 PGPORT_WANTED=54331 start_cluster "$work/regress"
-status=0
-make -s with_llvm=no installcheck 2>&1 | tee "$work/regress.out" || true
+(cd "$work/src" && as_pg_user make -s with_llvm=no PG_CONFIG="$PG_CONFIG" installcheck) 2>&1 | tee "$work/check.out" || true
 stop_cluster "$work/regress"
-# one line per test: "test NAME ... ok" (PostgreSQL 15) or "ok N - NAME" (16+)
-regress_total=$(grep -cE '\.\.\. +(ok|FAILED|failed)|^(not )?ok +[0-9]+' "$work/regress.out" || true)
-regress_failed=$(grep -cE '\.\.\. +(FAILED|failed)|^not ok +[0-9]+' "$work/regress.out" || true)
-if [ "$regress_total" = 0 ] || [ "$regress_failed" != 0 ]; then
-	status=1
-	regress_failed=$(( regress_failed > 0 ? regress_failed : 1 ))
-	cat regression.diffs 2>/dev/null | head -200
+
+# pg_regress: one line per file, "test NAME ... ok" (15) or "ok N - NAME" (16+)
+regress_total=$(grep -cE '\.\.\. +(ok|FAILED|failed)|^(not )?ok +[0-9]+ +[-+] ' "$work/check.out" || true)
+regress_failed=$(grep -cE '\.\.\. +(FAILED|failed)|^not ok +[0-9]+ +[-+] ' "$work/check.out" || true)
+if [ "$regress_total" = 0 ]; then regress_failed=1; fi
+[ "$regress_failed" = 0 ] || head -200 "$work/src/regression.diffs" 2>/dev/null || true
+# TAP: prove's summary "Files=F, Tests=N" and "Failed X/Y subtests" per failing file
+tap_total=$(grep -oE '^Files=[0-9]+, Tests=[0-9]+' "$work/check.out" | grep -oE '[0-9]+$' || echo 0)
+tap_failed=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$work/check.out" | awk '{split($2, a, "/"); s += a[1]} END {print s + 0}' || true)
+if ! grep -q '^Result: PASS' "$work/check.out"; then
+	tap_failed=$(( tap_failed > 0 ? tap_failed : 1 ))
+	tap_total=$(( tap_total > tap_failed ? tap_total : tap_failed ))
 fi
 
-echo "== TAP"
-# the TAP framework starts its own clusters, so it runs as the server's user
-mkdir -p "$work/tap" && cp -r test/t "$work/tap/" && chown -R postgres "$work/tap" 2>/dev/null || true
-pgxs=$(dirname "$("$PG_CONFIG" --pgxs)")/..
-tap_total=$(ls test/t/*.pl | wc -l)
-tap_failed=0
-(cd "$work/tap" && as_pg_user env TESTDIR="$work/tap" PG_REGRESS="$pgxs/test/regress/pg_regress" \
-	prove -I "$pgxs/test/perl" t/*.pl) | tee "$work/prove.out" || true
-grep -q "^Result: PASS" "$work/prove.out" ||
-	{ status=1; tap_failed=$(grep -oE "Failed [0-9]+/" "$work/prove.out" | grep -oE "[0-9]+" || echo "$tap_total"); }
+echo "== C against the Python reference (test/data/sample.tsv and synthetic strings)"
+cross_failed=0
+bash test/crosscheck.sh --sample || cross_failed=1
 
-failed=$(( ${regress_failed:-0} + tap_failed ))
-total=$(( ${regress_total:-0} + tap_total ))
-[ "$failed" = 0 ] || status=1
+failed=$(( regress_failed + tap_failed + cross_failed ))
+total=$(( regress_total + tap_total + 1 ))
 echo "tests: $(( total - failed )) passed, $failed failed"
-exit $status
+[ "$failed" = 0 ]
