@@ -32,3 +32,8 @@ prove_installcheck:
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 dist:
 	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD
+
+# PostgreSQL 15 is the oldest version the code compiles against (and the only one tested)
+ifeq ($(shell test "$(MAJORVERSION)" -lt 15 2>/dev/null && echo old),old)
+$(error simhash needs PostgreSQL 15 or later; $(PG_CONFIG) is PostgreSQL $(VERSION))
+endif
