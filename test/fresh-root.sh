@@ -34,8 +34,8 @@ if [ -n "${1:-}" ]; then
 else
 	command -v debootstrap >/dev/null ||
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 debootstrap >/dev/null; }
-	# the first Debian archive apt is configured with
-	mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -n 1)
+	# the Debian archive apt is configured with (the sources apt actually reads)
+	mirror=$(apt-cache policy 2>/dev/null | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ' || true)
 	debootstrap --variant=minbase bookworm "$root" "${mirror:-http://deb.debian.org/debian}" >"$root.log" 2>&1 ||
 		{ tail -20 "$root.log"; rm -f "$root.log"; exit 1; }
 	rm -f "$root.log"
