@@ -91,10 +91,17 @@ extern simhash simhash_acc_finish(SimhashAcc *acc);
 typedef enum SimhashFeatureKind
 {
 	SIMHASH_FEATURE_WORDS,		/* shingles of n tokens (words, CJK bigrams) */
-	SIMHASH_FEATURE_CHARS		/* n-grams of characters */
+	SIMHASH_FEATURE_CHARS,		/* n-grams of characters */
+	SIMHASH_FEATURE_UNITS,		/* shingles of n tokens (words with '_', CJK
+								 * characters) */
+	SIMHASH_FEATURE_LETTERS		/* shingles of n letters, digits and CJK
+								 * characters */
 } SimhashFeatureKind;
 
 typedef void (*SimhashFeatureCallback) (uint64 hash, void *arg);
+
+/* s (*len bytes) in UTF-8: s itself, or a palloc'd conversion (fingerprint.c) */
+extern char *simhash_as_utf8(const char *s, int *len);
 
 extern void simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind,
 							 int n, SimhashFeatureCallback emit, void *arg);
