@@ -41,11 +41,19 @@ COMMENT ON FUNCTION shingle_similarity(bigint[], bigint[]) IS
 	'Jaccard similarity of two shingle sets made by shingle_set(); equals shingle_similarity() of their texts';
 
 -- Whole tables: the query returns (id, fingerprint, body).  The candidates
--- are simhash_pairs() of (id, fingerprint); the bodies of the rows that
--- appear in a candidate pair are read once more and turned into shingle sets
--- once each; a candidate is kept when the Jaccard similarity of its two sets
--- is >= min_similarity.  Rows with a NULL fingerprint are skipped, rows with
--- a NULL body are in no verified pair.
+-- are simhash_pairs() of (id, fingerprint); shingle_verify_pairs() then reads
+-- the rows once more, tokenizes each body that is in a candidate pair once
+-- (its sorted shingle set goes to a temporary file), and keeps a candidate
+-- when the Jaccard similarity of its two sets is >= min_similarity.  Rows
+-- with a NULL fingerprint are skipped, rows with a NULL body are in no
+-- verified pair.
+CREATE FUNCTION shingle_verify_pairs(pairs_query text, docs_query text, min_similarity float8,
+									 n integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
+	AS 'MODULE_PATHNAME', 'shingle_verify_pairs'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shingle_verify_pairs(text, text, float8, integer, text) IS
+	'the candidate pairs of pairs_query (SELECT id_a bigint, id_b bigint, distance integer) whose bodies, from docs_query (SELECT id bigint, body text), have shingle_similarity >= min_similarity; each body is tokenized once';
 CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
@@ -58,11 +66,6 @@ BEGIN
 		RAISE EXCEPTION 'max_distance must be between 0 and 64, not %', max_distance
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	IF NOT (min_similarity >= 0 AND min_similarity <= 1) THEN
-		RAISE EXCEPTION 'min_similarity must be between 0 and 1, not %', min_similarity
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	PERFORM @extschema@.shingle_set('', shingle, units);	-- checks shingle and units
 	-- its shape: exactly three columns, an integer id, a simhash and a text
 	BEGIN
 		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', query);
@@ -81,20 +84,12 @@ BEGIN
 			USING ERRCODE = 'datatype_mismatch',
 				  HINT = 'Write the query as SELECT id, fingerprint, body FROM ...';
 	END IF;
-	RETURN QUERY EXECUTE format(
-		'WITH cand AS MATERIALIZED ('
-		'  SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, $1) AS p), '
-		'ids AS (SELECT c.id_a AS id FROM cand c UNION SELECT c.id_b FROM cand c), '
-		'sets AS MATERIALIZED ('
-		'  SELECT s.id::bigint AS id, @extschema@.shingle_set(s.body, $3, $4) AS shingles '
-		'  FROM (%s) AS s(id, fp, body) '
-		'  WHERE s.fp IS NOT NULL AND s.id::bigint IN (SELECT i.id FROM ids i)) '
-		'SELECT c.id_a, c.id_b, c.distance, v.similarity '
-		'FROM cand c JOIN sets a ON a.id = c.id_a JOIN sets b ON b.id = c.id_b, '
-		'LATERAL (SELECT @extschema@.shingle_similarity(a.shingles, b.shingles) AS similarity) v '
-		'WHERE v.similarity >= $2',
-		format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', query), query)
-		USING max_distance, min_similarity, shingle, units;
+	RETURN QUERY SELECT * FROM @extschema@.shingle_verify_pairs(
+		format('SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, %s) AS p',
+			   format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', query), max_distance),
+		format('SELECT s.id::bigint, s.body::text FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL',
+			   query),
+		min_similarity, shingle, units);
 END
 $$;
 COMMENT ON FUNCTION simhash_pairs(text, integer, float8, integer, text) IS

@@ -213,6 +213,12 @@ SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 65, 0.8);
 SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 3, 0.8, 0);
 SELECT * FROM simhash_dedup('SELECT 1, fp, body FROM sim_chain', 3, 0.8);
 SELECT * FROM simhash_clusters('SELECT id, fp, body FROM sim_chain', 3, 0.8, 3, 'letters');
+-- the verification step on its own: queries of the wrong shape
+SELECT * FROM shingle_verify_pairs('SELECT 1, 2', 'SELECT 1::bigint, ''a''::text', 0.5);
+SELECT * FROM shingle_verify_pairs('SELECT 1::bigint, 2::bigint, 3', 'SELECT 1, ''a''::text', 0.5);
+-- pairs whose ids have no row, or a NULL body, are not verified
+SELECT * FROM shingle_verify_pairs('SELECT 1::bigint, 2::bigint, 3 UNION ALL SELECT 1, 3, 4 UNION ALL SELECT 1, 4, 5',
+								   'SELECT 1::bigint, ''a b c''::text UNION ALL SELECT 2, ''A B, C!'' UNION ALL SELECT 4, NULL', 0.5);
 \set VERBOSITY default
 
 DROP TABLE sim_words, sim_docs, sim_long, sim_chain;

@@ -106,4 +106,15 @@ extern char *simhash_as_utf8(const char *s, int *len);
 extern void simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind,
 							 int n, SimhashFeatureCallback emit, void *arg);
 
+/* shingle sets: see similarity.c */
+typedef struct Shingling
+{
+	int			n;				/* units in a shingle */
+	SimhashFeatureKind kind;	/* SIMHASH_FEATURE_UNITS or _LETTERS */
+} Shingling;
+
+extern Shingling shingle_get_shingling(int32 n, text *units);
+extern int64 *shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count);
+extern double shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb);
+
 #endif							/* SIMHASH_H */

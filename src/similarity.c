@@ -138,12 +138,6 @@ set_add(uint64 hash, void *arg)
 
 /* ---- tokenizing a text ---- */
 
-/* what a shingle is made of: n units, words (and CJK characters) or characters */
-typedef struct Shingling
-{
-	int			n;
-	SimhashFeatureKind kind;
-} Shingling;
 
 typedef struct TextBytes
 {
@@ -181,13 +175,12 @@ text_shingle_set(TextBytes *b, const Shingling *sh, ShingleSet *set, Size *budge
 	return !set->overflow;
 }
 
-/* the shingle size and units of the arguments at argno, argno + 1 */
-static Shingling
-get_shingling(FunctionCallInfo fcinfo, int argno)
+/* the shingle size n and the units, checked */
+Shingling
+shingle_get_shingling(int32 n, text *units_arg)
 {
 	Shingling	sh;
-	int32		n = PG_GETARG_INT32(argno);
-	char	   *units = text_to_cstring(PG_GETARG_TEXT_PP(argno + 1));
+	char	   *units = text_to_cstring(units_arg);
 
 	if (n < 1 || n > SIMHASH_MAX_SHINGLE)
 		ereport(ERROR,
@@ -321,7 +314,7 @@ shingle_similarity(PG_FUNCTION_ARGS)
 {
 	text	   *ta = PG_GETARG_TEXT_PP(0);
 	text	   *tb = PG_GETARG_TEXT_PP(1);
-	Shingling	sh = get_shingling(fcinfo, 2);
+	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(2), PG_GETARG_TEXT_PP(3));
 	TextBytes	a = text_bytes(ta);
 	TextBytes	b = text_bytes(tb);
 	Size		budget = (Size) work_mem * 1024;
@@ -363,37 +356,80 @@ cmp_int64(const void *a, const void *b)
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
-PG_FUNCTION_INFO_V1(shingle_set);
-Datum
-shingle_set(PG_FUNCTION_ARGS)
+/*
+ * The shingle set of a text (len bytes in the database encoding): its
+ * distinct hashes in ascending order (as int64), palloc'd; *count of them.
+ * Not bounded by work_mem: the result itself is 8 bytes a shingle.
+ */
+int64 *
+shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count)
 {
-	text	   *t = PG_GETARG_TEXT_PP(0);
-	Shingling	sh = get_shingling(fcinfo, 1);
-	TextBytes	b = text_bytes(t);
-	Size		budget = MaxAllocHugeSize;	/* the result itself is this big */
+	TextBytes	b;
+	Size		budget = MaxAllocHugeSize;
 	ShingleSet	set;
-	Datum	   *elems;
 	int64	   *values;
-	Size		count;
 	Size		i,
 				j = 0;
 
-	text_shingle_set(&b, &sh, &set, &budget);
-	count = set_count(&set);
-	if (count > MaxAllocSize / sizeof(int64) - 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("text has too many distinct shingles for a shingle set (%zu)", count),
-				 errhint("Compare such texts with shingle_similarity(text, text).")));
-	values = palloc(Max(count, 1) * sizeof(int64));
+	b.len = len;
+	b.utf8 = simhash_as_utf8(data, &b.len);
+	b.converted = (b.utf8 != data);
+	text_shingle_set(&b, sh, &set, &budget);
+	text_bytes_free(&b);
+	*count = set_count(&set);
+	values = palloc_extended(Max(*count, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
 	if (set.has_zero)
 		values[j++] = 0;
 	for (i = 0; i < set.size; i++)
 		if (set.slots[i] != 0)
 			values[j++] = (int64) set.slots[i];
 	pfree(set.slots);
-	text_bytes_free(&b);
-	qsort(values, count, sizeof(int64), cmp_int64);
+	qsort(values, *count, sizeof(int64), cmp_int64);
+	return values;
+}
+
+/* the Jaccard similarity of two sorted sets */
+double
+shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb)
+{
+	Size		i = 0,
+				j = 0;
+	int64		inter = 0;
+
+	while (i < na && j < nb)
+	{
+		if (((i + j) & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else
+		{
+			inter++;
+			i++;
+			j++;
+		}
+	}
+	return jaccard(inter, na, nb);
+}
+
+PG_FUNCTION_INFO_V1(shingle_set);
+Datum
+shingle_set(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(1), PG_GETARG_TEXT_PP(2));
+	Size		count;
+	int64	   *values = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &sh, &count);
+	Datum	   *elems;
+	Size		i;
+
+	if (count > MaxAllocSize / sizeof(int64) - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("text has too many distinct shingles for a shingle set (%zu)", count),
+				 errhint("Compare such texts with shingle_similarity(text, text).")));
 	elems = palloc(Max(count, 1) * sizeof(Datum));
 	for (i = 0; i < count; i++)
 		elems[i] = Int64GetDatum(values[i]);
@@ -436,24 +472,6 @@ shingle_set_similarity(PG_FUNCTION_ARGS)
 				nb;
 	int64	   *a = set_elements(arr_a, &na, 1);
 	int64	   *b = set_elements(arr_b, &nb, 2);
-	int			i = 0,
-				j = 0;
-	int64		inter = 0;
 
-	while (i < na && j < nb)
-	{
-		if (((i + j) & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (a[i] < b[j])
-			i++;
-		else if (a[i] > b[j])
-			j++;
-		else
-		{
-			inter++;
-			i++;
-			j++;
-		}
-	}
-	PG_RETURN_FLOAT8(jaccard(inter, na, nb));
+	PG_RETURN_FLOAT8(shingle_sorted_jaccard(a, na, b, nb));
 }
