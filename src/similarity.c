@@ -347,13 +347,52 @@ shingle_similarity(PG_FUNCTION_ARGS)
 
 /* ---- stored sets: shingle_set(text, n, units) and shingle_similarity(bigint[], bigint[]) ---- */
 
-static int
-cmp_int64(const void *a, const void *b)
+/*
+ * Sorts n int64 hashes ascending.  The hashes are uniform, so one counting
+ * pass on their top bits (the sign bit flipped, about one value a bucket)
+ * leaves them nearly sorted, and an insertion sort finishes in linear time.
+ */
+static void
+sort_hashes(int64 *v, Size n)
 {
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
+	const uint64 flip = UINT64CONST(1) << 63;
+	int			bits = 1;
+	Size	   *counts;
+	int64	   *dst;
+	Size		i;
+	Size		sum = 0;
 
-	return x < y ? -1 : x > y ? 1 : 0;
+	if (n < 2)
+		return;
+	while (bits < 20 && ((Size) 1 << bits) < n)
+		bits++;
+	counts = palloc0(((Size) 1 << bits) * sizeof(Size));
+	dst = palloc_extended(n * sizeof(int64), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+		counts[((uint64) v[i] ^ flip) >> (64 - bits)]++;
+	for (i = 0; i < ((Size) 1 << bits); i++)
+	{
+		Size		c = counts[i];
+
+		counts[i] = sum;
+		sum += c;
+	}
+	for (i = 0; i < n; i++)
+		dst[counts[((uint64) v[i] ^ flip) >> (64 - bits)]++] = v[i];
+	for (i = 1; i < n; i++)
+	{
+		int64		x = dst[i];
+		Size		j = i;
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (; j > 0 && dst[j - 1] > x; j--)
+			dst[j] = dst[j - 1];
+		dst[j] = x;
+	}
+	memcpy(v, dst, n * sizeof(int64));
+	pfree(dst);
+	pfree(counts);
 }
 
 /*
@@ -384,7 +423,7 @@ shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count)
 		if (set.slots[i] != 0)
 			values[j++] = (int64) set.slots[i];
 	pfree(set.slots);
-	qsort(values, *count, sizeof(int64), cmp_int64);
+	sort_hashes(values, *count);
 	return values;
 }
 
