@@ -104,6 +104,12 @@ CREATE TABLE sim_long AS
 		   string_agg(CASE WHEN i % 50 = 0 THEN 'u' ELSE 't' END || i, ' ' ORDER BY i) AS b
 	FROM generate_series(1, 30000) i;
 SELECT shingle_similarity(a, b) AS in_memory FROM sim_long;
+-- a large set is sorted and distinct too, and agrees with the texts
+SELECT cardinality(shingle_set(a)) AS shingles,
+	   (SELECT bool_and(x < y) FROM (SELECT x, lead(x) OVER (ORDER BY o) AS y
+		  FROM unnest(shingle_set(a)) WITH ORDINALITY AS u(x, o)) s WHERE y IS NOT NULL) AS ascending,
+	   shingle_similarity(shingle_set(a), shingle_set(b)) = shingle_similarity(a, b) AS same
+FROM sim_long;
 SET work_mem = 64;
 SELECT shingle_similarity(a, b) AS spilled FROM sim_long;
 RESET work_mem;

@@ -347,10 +347,21 @@ shingle_similarity(PG_FUNCTION_ARGS)
 
 /* ---- stored sets: shingle_set(text, n, units) and shingle_similarity(bigint[], bigint[]) ---- */
 
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /*
  * Sorts n int64 hashes ascending.  The hashes are uniform, so one counting
  * pass on their top bits (the sign bit flipped, about one value a bucket)
  * leaves them nearly sorted, and an insertion sort finishes in linear time.
+ * Should the hashes crowd into few buckets after all, the insertion sort
+ * gives up after 8 moves a value on average and qsort finishes.
  */
 static void
 sort_hashes(int64 *v, Size n)
@@ -361,6 +372,7 @@ sort_hashes(int64 *v, Size n)
 	int64	   *dst;
 	Size		i;
 	Size		sum = 0;
+	Size		moves = 0;
 
 	if (n < 2)
 		return;
@@ -389,6 +401,12 @@ sort_hashes(int64 *v, Size n)
 		for (; j > 0 && dst[j - 1] > x; j--)
 			dst[j] = dst[j - 1];
 		dst[j] = x;
+		moves += i - j;
+		if (moves > 8 * n)
+		{
+			qsort(dst, n, sizeof(int64), cmp_int64);
+			break;
+		}
 	}
 	memcpy(v, dst, n * sizeof(int64));
 	pfree(dst);
