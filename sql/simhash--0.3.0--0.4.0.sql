@@ -44,16 +44,17 @@ COMMENT ON FUNCTION shingle_similarity(bigint[], bigint[]) IS
 -- are simhash_pairs() of (id, fingerprint); shingle_verify_pairs() then reads
 -- the rows once more, tokenizes each body that is in a candidate pair once
 -- (its sorted shingle set goes to a temporary file), and keeps a candidate
--- when the Jaccard similarity of its two sets is >= min_similarity.  Rows
--- with a NULL fingerprint are skipped, rows with a NULL body are in no
--- verified pair.
+-- when the Jaccard similarity of its two sets is >= min_similarity.  The body
+-- may also be a stored shingle_set() (bigint[]), used as it is.  Rows with a
+-- NULL fingerprint are skipped, rows with a NULL body are in no verified
+-- pair.
 CREATE FUNCTION shingle_verify_pairs(pairs_query text, docs_query text, min_similarity float8,
 									 n integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
 	AS 'MODULE_PATHNAME', 'shingle_verify_pairs'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION shingle_verify_pairs(text, text, float8, integer, text) IS
-	'the candidate pairs of pairs_query (SELECT id_a bigint, id_b bigint, distance integer) whose bodies, from docs_query (SELECT id bigint, body text), have shingle_similarity >= min_similarity; each body is tokenized once';
+	'the candidate pairs of pairs_query (SELECT id_a bigint, id_b bigint, distance integer) whose bodies, from docs_query (SELECT id bigint, body text or shingle_set() bigint[]), have shingle_similarity >= min_similarity; each body is tokenized once';
 CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
@@ -61,39 +62,43 @@ CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity f
 AS $$
 DECLARE
 	shape_ok boolean;
+	body_type regtype;
 BEGIN
 	IF max_distance < 0 OR max_distance > 64 THEN
 		RAISE EXCEPTION 'max_distance must be between 0 and 64, not %', max_distance
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	-- its shape: exactly three columns, an integer id, a simhash and a text
+	-- its shape: exactly three columns, an integer id, a simhash, and a text
+	-- or a stored shingle set (the declared type, read from no rows)
 	BEGIN
 		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', query);
 		shape_ok := false;			/* four or more columns */
 	EXCEPTION WHEN invalid_column_reference THEN
 		BEGIN
-			EXECUTE format('SELECT s.c1::bigint, s.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash, '
-						   '@extschema@.shingle_set(s.c3) FROM (%s) AS s(c1, c2, c3) LIMIT 0', query);
-			shape_ok := true;
+			EXECUTE format('SELECT pg_catalog.pg_typeof(s.c3) FROM (SELECT 1) AS x LEFT JOIN '
+						   '(SELECT q.c1::bigint, q.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash, q.c3 '
+						   ' FROM (%s) AS q(c1, c2, c3) LIMIT 0) AS s(c1, c2, c3) ON true', query)
+				INTO body_type;
+			shape_ok := body_type = 'bigint[]'::regtype OR
+				(SELECT t.typcategory = 'S' FROM pg_catalog.pg_type t WHERE t.oid = body_type);
 		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
 			shape_ok := false;
 		END;
 	END;
 	IF NOT shape_ok THEN
-		RAISE EXCEPTION 'query must return three columns: a bigint id, a simhash and a text'
+		RAISE EXCEPTION 'query must return three columns: a bigint id, a simhash, and a text or a shingle set'
 			USING ERRCODE = 'datatype_mismatch',
-				  HINT = 'Write the query as SELECT id, fingerprint, body FROM ...';
+				  HINT = 'Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body).';
 	END IF;
 	RETURN QUERY SELECT * FROM @extschema@.shingle_verify_pairs(
 		format('SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, %s) AS p',
 			   format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', query), max_distance),
-		format('SELECT s.id::bigint, s.body::text FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL',
-			   query),
+		format('SELECT s.id::bigint, s.body FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL', query),
 		min_similarity, shingle, units);
 END
 $$;
 COMMENT ON FUNCTION simhash_pairs(text, integer, float8, integer, text) IS
-	'verified pairs: every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity(body, body, shingle, units) is >= min_similarity, once, with id_a < id_b; each body is read once more and tokenized once';
+	'verified pairs: every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity(body, body, shingle, units) is >= min_similarity, once, with id_a < id_b; each body is read once more and tokenized once; body may be a stored shingle_set() instead';
 
 -- Connected components of the verified pairs, by label propagation with
 -- pointer jumping over a temporary table (rounds: about the logarithm of the

@@ -161,6 +161,15 @@ SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_docs', 16, 0.6);
 SELECT (SELECT count(*) FROM sim_ref) AS pairs,
 	   (SELECT count(*) FROM (SELECT * FROM sim_ref EXCEPT SELECT * FROM sim_pairs) x) AS missed,
 	   (SELECT count(*) FROM (SELECT * FROM sim_pairs EXCEPT SELECT * FROM sim_ref) x) AS extra;
+-- the same from stored shingle sets, and from a varchar body
+CREATE TEMP TABLE sim_pairs_sets AS
+SELECT * FROM simhash_pairs('SELECT id, fp, shingle_set(body) FROM sim_docs', 16, 0.6);
+CREATE TEMP TABLE sim_pairs_varchar AS
+SELECT * FROM simhash_pairs('SELECT id, fp, body::varchar FROM sim_docs', 16, 0.6);
+SELECT (SELECT count(*) FROM (SELECT * FROM sim_ref EXCEPT SELECT * FROM sim_pairs_sets) x) +
+	   (SELECT count(*) FROM (SELECT * FROM sim_pairs_sets EXCEPT SELECT * FROM sim_ref) x) AS sets_differ,
+	   (SELECT count(*) FROM (SELECT * FROM sim_ref EXCEPT SELECT * FROM sim_pairs_varchar) x) +
+	   (SELECT count(*) FROM (SELECT * FROM sim_pairs_varchar EXCEPT SELECT * FROM sim_ref) x) AS varchar_differ;
 -- what verification removes: candidates within 16 bits that are not similar
 SELECT count(*) AS candidates, count(*) FILTER (WHERE p.id_a IS NULL) AS rejected
 FROM simhash_pairs('SELECT id, fp FROM sim_docs', 16) c
@@ -214,6 +223,8 @@ SELECT * FROM simhash_clusters('SELECT id, fp, body FROM sim_chain', 0, 0.6) ORD
 -- errors
 \set VERBOSITY terse
 SELECT * FROM simhash_pairs('SELECT id, fp FROM sim_chain', 3, 0.8);
+SELECT * FROM simhash_pairs('SELECT id, fp, 1 FROM sim_chain', 3, 0.8);
+SELECT * FROM simhash_pairs($$SELECT id, fp, '{2,1}'::bigint[] FROM sim_chain$$, 3, 0.8);
 SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 3, 1.5);
 SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 65, 0.8);
 SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 3, 0.8, 0);

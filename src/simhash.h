@@ -116,5 +116,7 @@ typedef struct Shingling
 extern Shingling shingle_get_shingling(int32 n, text *units);
 extern int64 *shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count);
 extern double shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb);
+struct ArrayType;
+extern int64 *shingle_set_elements(struct ArrayType *arr, Size *count, const char *what);
 
 #endif							/* SIMHASH_H */

@@ -494,17 +494,20 @@ shingle_set(PG_FUNCTION_ARGS)
 										  TYPALIGN_DOUBLE));
 }
 
-/* the elements of a shingle set, checked: one dimension, no NULL, ascending */
-static int64 *
-set_elements(ArrayType *arr, int *count, int argno)
+/*
+ * The elements of a shingle set, checked: one dimension, no NULL, strictly
+ * ascending.  what names it in the error ("argument 1").
+ */
+int64 *
+shingle_set_elements(ArrayType *arr, Size *count, const char *what)
 {
 	int64	   *v;
-	int			i;
+	Size		i;
 
 	if (ARR_NDIM(arr) > 1 || ARR_HASNULL(arr))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("argument %d is not a shingle set", argno),
+				 errmsg("%s is not a shingle set", what),
 				 errdetail("A shingle set has one dimension and no NULLs."),
 				 errhint("Make shingle sets with shingle_set(text).")));
 	*count = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
@@ -513,8 +516,8 @@ set_elements(ArrayType *arr, int *count, int argno)
 		if (v[i] <= v[i - 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("argument %d is not a shingle set", argno),
-					 errdetail("Element %d is not greater than the element before it.", i + 1),
+					 errmsg("%s is not a shingle set", what),
+					 errdetail("Element %zu is not greater than the element before it.", i + 1),
 					 errhint("Make shingle sets with shingle_set(text).")));
 	return v;
 }
@@ -525,10 +528,10 @@ shingle_set_similarity(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr_a = PG_GETARG_ARRAYTYPE_P(0);
 	ArrayType  *arr_b = PG_GETARG_ARRAYTYPE_P(1);
-	int			na,
+	Size		na,
 				nb;
-	int64	   *a = set_elements(arr_a, &na, 1);
-	int64	   *b = set_elements(arr_b, &nb, 2);
+	int64	   *a = shingle_set_elements(arr_a, &na, "argument 1");
+	int64	   *b = shingle_set_elements(arr_b, &nb, "argument 2");
 
 	PG_RETURN_FLOAT8(shingle_sorted_jaccard(a, na, b, nb));
 }

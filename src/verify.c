@@ -7,7 +7,7 @@
  * It reads the candidate pairs (id_a, id_b, distance) of one query, then the
  * rows (id, body) of another, and tokenizes only the bodies of ids that are
  * in a candidate pair, each once, into its sorted shingle set
- * (similarity.c).  The sets go to a temporary file as they are made, so
+ * (similarity.c); a body of type bigint[] is such a set already, stored.  The sets go to a temporary file as they are made, so
  * memory holds only the candidate pairs (20 bytes each) and a hash table of
  * their ids (about 40 bytes each); then every candidate pair reads its two
  * sets back and keeps the pair when their Jaccard similarity is at least
@@ -18,11 +18,14 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "parser/parse_coerce.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #define VERIFY_FETCH_ROWS	10000
@@ -55,6 +58,7 @@ typedef struct VerifyState
 	Size		max_count;		/* the largest set */
 } VerifyState;
 
+/* types: the column types, InvalidOid for the text or bigint[] body */
 static Portal
 verify_open(const char *query, int natts, const Oid *types, const char *shape)
 {
@@ -77,12 +81,18 @@ verify_open(const char *query, int natts, const Oid *types, const char *shape)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("query must return %s", shape)));
 	for (i = 0; i < natts; i++)
-		if (TupleDescAttr(desc, i)->atttypid != types[i])
+	{
+		Oid			type = getBaseType(TupleDescAttr(desc, i)->atttypid);
+
+		if (types[i] == InvalidOid ?
+			!(type == INT8ARRAYOID || TypeCategory(type) == TYPCATEGORY_STRING) :
+			type != types[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("query must return %s", shape),
 					 errdetail("Column %d has type %s.", i + 1,
 							   format_type_be(TupleDescAttr(desc, i)->atttypid))));
+	}
 	return portal;
 }
 
@@ -145,8 +155,10 @@ verify_read_pairs(VerifyState *vs, const char *query)
 static void
 verify_read_docs(VerifyState *vs, const char *query, const Shingling *sh)
 {
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Portal		portal = verify_open(query, 2, types, "two columns: id bigint, body text");
+	Oid			types[2] = {INT8OID, InvalidOid};
+	Portal		portal = verify_open(query, 2, types,
+									 "two columns: id bigint, and a body text or shingle set bigint[]");
+	bool		stored_sets = getBaseType(TupleDescAttr(portal->tupDesc, 1)->atttypid) == INT8ARRAYOID;
 
 	for (;;)
 	{
@@ -177,15 +189,30 @@ verify_read_docs(VerifyState *vs, const char *query, const Shingling *sh)
 			if (isnull)
 				continue;
 			old = MemoryContextSwitchTo(vs->cxt);
-			t = DatumGetTextPP(body);
-			set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), sh, &doc->count);
-			BufFileTell(vs->file, &doc->fileno, &doc->offset);
-			BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+			if (stored_sets)
+			{
+				ArrayType  *arr = DatumGetArrayTypeP(body);
+				char		what[64];
+
+				snprintf(what, sizeof(what), "the body of id " INT64_FORMAT, id);
+				set = shingle_set_elements(arr, &doc->count, what);
+				BufFileTell(vs->file, &doc->fileno, &doc->offset);
+				BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+				if ((Pointer) arr != DatumGetPointer(body))
+					pfree(arr);
+			}
+			else
+			{
+				t = DatumGetTextPP(body);
+				set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), sh, &doc->count);
+				BufFileTell(vs->file, &doc->fileno, &doc->offset);
+				BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+				pfree(set);
+				if ((Pointer) t != DatumGetPointer(body))
+					pfree(t);
+			}
 			doc->stored = true;
 			vs->max_count = Max(vs->max_count, doc->count);
-			pfree(set);
-			if ((Pointer) t != DatumGetPointer(body))
-				pfree(t);
 			MemoryContextSwitchTo(old);
 		}
 		SPI_freetuptable(SPI_tuptable);
