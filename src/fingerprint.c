@@ -324,8 +324,8 @@ sink_finish(FeatureSink *sink)
 }
 
 /* s (len bytes) as UTF-8, converted from the database encoding if needed */
-static char *
-as_utf8(const char *s, int *len)
+char *
+simhash_as_utf8(const char *s, int *len)
 {
 	char	   *u;
 
@@ -342,7 +342,7 @@ fingerprint_text(text *body, SimhashFeatureKind kind, int n, Weighting weighting
 {
 	FeatureSink sink;
 	int			len = VARSIZE_ANY_EXHDR(body);
-	char	   *utf8 = as_utf8(VARDATA_ANY(body), &len);
+	char	   *utf8 = simhash_as_utf8(VARDATA_ANY(body), &len);
 
 	/* about one feature per 4 bytes of text (a word, or a CJK character) */
 	sink_init(&sink, weighting, len / 4);
@@ -378,7 +378,7 @@ simhash_ngram(PG_FUNCTION_ARGS)
 static uint64
 hash_given_feature(const char *s, int len)
 {
-	char	   *u = as_utf8(s, &len);
+	char	   *u = simhash_as_utf8(s, &len);
 	uint64		h = simhash_feature_hash(u, len);
 
 	if (u != s)

@@ -91,12 +91,32 @@ extern simhash simhash_acc_finish(SimhashAcc *acc);
 typedef enum SimhashFeatureKind
 {
 	SIMHASH_FEATURE_WORDS,		/* shingles of n tokens (words, CJK bigrams) */
-	SIMHASH_FEATURE_CHARS		/* n-grams of characters */
+	SIMHASH_FEATURE_CHARS,		/* n-grams of characters */
+	SIMHASH_FEATURE_UNITS,		/* shingles of n tokens (words with '_', CJK
+								 * characters) */
+	SIMHASH_FEATURE_LETTERS		/* shingles of n letters, digits and CJK
+								 * characters */
 } SimhashFeatureKind;
 
 typedef void (*SimhashFeatureCallback) (uint64 hash, void *arg);
 
+/* s (*len bytes) in UTF-8: s itself, or a palloc'd conversion (fingerprint.c) */
+extern char *simhash_as_utf8(const char *s, int *len);
+
 extern void simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind,
 							 int n, SimhashFeatureCallback emit, void *arg);
+
+/* shingle sets: see similarity.c */
+typedef struct Shingling
+{
+	int			n;				/* units in a shingle */
+	SimhashFeatureKind kind;	/* SIMHASH_FEATURE_UNITS or _LETTERS */
+} Shingling;
+
+extern Shingling shingle_get_shingling(int32 n, text *units);
+extern int64 *shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count);
+extern double shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb);
+struct ArrayType;
+extern int64 *shingle_set_elements(struct ArrayType *arr, Size *count, const char *what);
 
 #endif							/* SIMHASH_H */

@@ -23,6 +23,14 @@
  * the shingles of n consecutive tokens; a text with fewer than n tokens gives
  * one feature made of all of them.
  *
+ * Unit features (SIMHASH_FEATURE_UNITS), the shingles of shingle_similarity():
+ * as word features, except that every CJK character is a token of its own
+ * and '_' is a word character (the units of regex \w+ and of CJK text).
+ *
+ * Letter features (SIMHASH_FEATURE_LETTERS), the other shingles of
+ * shingle_similarity(): every WORD or CJK character is a token of its own,
+ * all other characters are dropped; features are shingles of n tokens.
+ *
  * Character features (SIMHASH_FEATURE_CHARS): the WORD and CJK characters in
  * order, with one space between two of them that were separated by other
  * characters (none between two CJK characters); features are the n-grams of
@@ -243,7 +251,10 @@ feed_ascii_word(Tokenizer *t, unsigned char c, uint8 props)
 			t->wordchars++;
 			break;
 		default:
-			separator(t, props & SH_UC_CLASS_MASK);
+			if (c == '_' && t->kind == SIMHASH_FEATURE_UNITS)
+				feed_ascii_word(t, c, SH_UC_WORD);
+			else
+				separator(t, props & SH_UC_CLASS_MASK);
 			break;
 	}
 }
@@ -265,7 +276,19 @@ feed(Tokenizer *t, pg_wchar cp, uint8 props)
 		props = char_props(cp);
 	}
 	cls = props & SH_UC_CLASS_MASK;
+	if (cp == '_' && t->kind == SIMHASH_FEATURE_UNITS)
+		cls = SH_UC_WORD;
 
+	if (t->kind == SIMHASH_FEATURE_LETTERS)
+	{
+		if (cls == SH_UC_WORD || cls == SH_UC_CJK)
+		{
+			unsigned char buf[4];
+
+			emit_token(t, simhash_feature_hash((const char *) buf, utf8_encode(cp, buf)));
+		}
+		return;
+	}
 	if (t->kind == SIMHASH_FEATURE_CHARS)
 	{
 		if (cls == SH_UC_WORD || cls == SH_UC_CJK)
@@ -299,6 +322,13 @@ feed(Tokenizer *t, pg_wchar cp, uint8 props)
 		case SH_UC_CJK:
 			if (t->wordlen > 0)
 				end_word(t);
+			if (t->kind == SIMHASH_FEATURE_UNITS)
+			{
+				unsigned char buf[4];
+
+				emit_token(t, simhash_feature_hash((const char *) buf, utf8_encode(cp, buf)));
+				break;
+			}
 			if (t->cjk_run > 0)
 			{
 				unsigned char buf[8];
@@ -437,7 +467,7 @@ simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind, int n,
 			next_check = pos + 65536;
 		}
 		/* runs of ASCII need no normalization and no table beyond ASCII */
-		if (cur < 0x80 && t->kind == SIMHASH_FEATURE_WORDS)
+		if (cur < 0x80 && (t->kind == SIMHASH_FEATURE_WORDS || t->kind == SIMHASH_FEATURE_UNITS))
 		{
 			while (pos < len && s[pos] < 0x80)
 			{

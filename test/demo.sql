@@ -68,3 +68,44 @@ SELECT count(*) AS pairs_within_k,
        count(*) FILTER (WHERE a.original = b.original AND a.original <> '') AS same_family,
        count(*) FILTER (WHERE a.original IS DISTINCT FROM b.original OR a.original = '') AS unrelated
 FROM docs a JOIN docs b ON a.n < b.n AND a.fp <~> b.fp <= :k;
+
+\echo
+\echo '== 6. Verified near-duplicates: candidates within 16 bits, checked by exact shingle similarity'
+\echo '   (shingle_similarity: Jaccard of 3-word shingles; Chinese by characters)'
+ALTER TABLE docs ADD COLUMN units text;
+UPDATE docs SET units = CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END;
+SET enable_seqscan = off;
+-- the index finds the candidates, shingle_similarity checks only those
+PREPARE lookup(text) AS
+SELECT n, fp <~> simhash($1) AS distance, round(shingle_similarity(body, $1, 3, units)::numeric, 3) AS similarity,
+       left(regexp_replace(body, '\s+', ' ', 'g'), 60) AS text
+FROM docs WHERE fp <~> simhash($1) <= 16 AND shingle_similarity(body, $1, 3, units) >= 0.8
+ORDER BY distance;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE lookup(:'new_doc');
+RESET plan_cache_mode;
+EXECUTE lookup(:'new_doc');
+RESET enable_seqscan;
+SELECT count(*) AS groups_of_verified_near_duplicates, sum(size) AS documents_in_them
+FROM (SELECT cluster_id, count(*) AS size
+      FROM simhash_clusters($$SELECT n, fp, body FROM docs WHERE lang = 'en'$$, 16, 0.8, 3, 'words')
+      GROUP BY cluster_id
+      UNION ALL
+      SELECT cluster_id, count(*) AS size
+      FROM simhash_clusters($$SELECT n, fp, body FROM docs WHERE lang = 'zh'$$, 16, 0.8, 3, 'characters')
+      GROUP BY cluster_id) c
+WHERE size > 1;
+SELECT count(*) FILTER (WHERE duplicate_of IS NULL) AS kept, count(duplicate_of) AS dropped
+FROM (SELECT * FROM simhash_dedup($$SELECT n, fp, body FROM docs WHERE lang = 'en'$$, 16, 0.8, 3, 'words')
+      UNION ALL
+      SELECT * FROM simhash_dedup($$SELECT n, fp, body FROM docs WHERE lang = 'zh'$$, 16, 0.8, 3, 'characters')) d;
+
+\echo
+\echo '== 7. Edited copies found, by edit rate: SimHash alone (<=' :k 'bits) and verified (<= 16 bits and similarity >= 0.8)'
+SELECT c.edit_rate AS copy_edit_rate, count(*) AS copies,
+       count(*) FILTER (WHERE shingle_similarity(c.body, o.body, 3, c.units) >= 0.8) AS similar_ge_08,
+       count(*) FILTER (WHERE c.fp <~> o.fp <= :k) AS found_alone,
+       count(*) FILTER (WHERE c.fp <~> o.fp <= :k AND shingle_similarity(c.body, o.body, 3, c.units) < 0.8) AS alone_false,
+       count(*) FILTER (WHERE c.fp <~> o.fp <= 16 AND shingle_similarity(c.body, o.body, 3, c.units) >= 0.8) AS found_verified
+FROM docs c JOIN docs o ON o.corpus_id = c.original AND c.role = 'copy'
+GROUP BY c.edit_rate ORDER BY c.edit_rate::numeric;

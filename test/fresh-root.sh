@@ -21,6 +21,7 @@ fi
 	echo "fresh-root: note: uncommitted changes are not tested (the root gets git archive HEAD)"
 
 root=$(mktemp -d /var/tmp/simhash-root.XXXXXX)
+chmod 755 "$root"   # the root directory of the chroot: every user must traverse it
 cleanup() {
 	local m
 	for m in dev/pts dev proc sys; do umount -l "$root/$m" 2>/dev/null || true; done
