@@ -7,7 +7,8 @@
 # 32 shards, each with a GIN index.
 #  1. k = 3 lookups (a literal fingerprint, fanned out to every shard), local
 #     and by shard count: pgbench, one client, median of 3 runs of the average.
-#  2. simhash_nearest(..., 10): latency, and remote commands per call.
+#  2. simhash_nearest(..., 10) of a random fingerprint: latency (16 cached
+#     connections per worker), and remote commands per call.
 #  3. Whole-table pairs within 3 bits: simhash_pairs on one node against the
 #     block-keyed self-join on the workers (5 blocks, 10 keys per row, 32
 #     shards), with the time to fill the key table; same pairs checked.
@@ -38,7 +39,7 @@ FROM generate_series(1, $rows) i;
 -- near copies of 1% of the rows, 1..3 bits away
 INSERT INTO loc SELECT $rows + i, (fp::bigint # (1::bigint << (i % 64)) # ((i % 3 > 0)::int::bigint << ((i * 7) % 64))
 	# ((i % 3 > 1)::int::bigint << ((i * 13 + 5) % 64)))::simhash
-FROM (SELECT row_number() OVER () AS i, fp FROM loc WHERE id % 100 = 1) s;
+FROM (SELECT (row_number() OVER ())::int AS i, fp FROM loc WHERE id % 100 = 1) s;
 CREATE INDEX ON loc USING gin (fp);
 ANALYZE loc;
 SQL
@@ -63,6 +64,18 @@ for run in 1 2 3; do
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 for tab in loc d4 d8 d32; do echo "lookup $tab: $(echo "${lat[$tab]}" | median) ms (runs:${lat[$tab]})"; done
+# Citus keeps one connection per worker between queries by default, and opens
+# more (after citus.executor_slow_start_interval) to run shards in parallel
+for opt in citus.max_cached_conns_per_worker=16 citus.max_adaptive_executor_pool_size=1; do
+	for tab in d8 d32; do
+		runs=""
+		for run in 1 2 3; do
+			runs="$runs $(PGOPTIONS="-c $opt" pgbench -n -h 127.0.0.1 -p "$port" -U postgres -c 1 -t 300 -D tab="$tab" \
+				-f "$work/lookup.sql" postgres 2>/dev/null | awk '/latency average/ {print $4}')"
+		done
+		echo "lookup $tab with $opt: $(echo "$runs" | median) ms (runs:$runs)"
+	done
+done
 echo "rows found per lookup (d32): $(cq -c "SELECT count(*) FROM d32 WHERE fp <~> (hashint8extended(1, 1) # (hashint8extended(1, 2) << 13))::simhash <= 3")"
 
 echo "== 2. simhash_nearest(..., 10)"
@@ -71,7 +84,7 @@ cat >"$work/nearest.sql" <<'EOF'
 SELECT * FROM simhash_nearest('SELECT id, fp FROM :tab', (hashint8extended(:i, 1) # (hashint8extended(:i, 2) << 13))::simhash, 10);
 EOF
 for tab in loc d4 d32; do
-	l=$(pgbench -n -h 127.0.0.1 -p "$port" -U postgres -c 1 -t 100 -D tab="$tab" -f "$work/nearest.sql" postgres 2>/dev/null |
+	l=$(PGOPTIONS="-c citus.max_cached_conns_per_worker=16" pgbench -n -h 127.0.0.1 -p "$port" -U postgres -c 1 -t 100 -D tab="$tab" -f "$work/nearest.sql" postgres 2>/dev/null |
 		awk '/latency average/ {print $4}')
 	echo "simhash_nearest $tab: $l ms"
 done

@@ -250,5 +250,14 @@ explained "distributed by the fingerprint: equality is a single-shard query" \
 same "distributed by the fingerprint: equality" \
 	"SELECT id FROM by_fp WHERE fp = '$probe'" "SELECT id FROM loc WHERE fp = '$probe'"
 
+echo "== upgrade"
+q -c "SET client_min_messages = warning" -c "DROP EXTENSION simhash CASCADE" -c "CREATE EXTENSION simhash VERSION '0.3.0'"
+expect "CREATE EXTENSION simhash VERSION '0.3.0' reaches every node" \
+	"SELECT string_agg(DISTINCT result, ',') FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'simhash'\$\$)" "0.3.0"
+q -c "ALTER EXTENSION simhash UPDATE"
+expect "ALTER EXTENSION simhash UPDATE on the coordinator updates every node" \
+	"SELECT string_agg(DISTINCT result, ',') FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'simhash'\$\$)" \
+	"$(q -c "SELECT default_version FROM pg_available_extensions WHERE name = 'simhash'")"
+
 echo "citus: $((checks - failures)) passed, $failures failed ($(( $(date +%s) - started )) s)"
 [ "$failures" = 0 ]
