@@ -145,6 +145,8 @@ SELECT * FROM simhash_block_keys('0123456789abcdef', -1, 3);
 SELECT * FROM simhash_block_keys('0123456789abcdef', 64, 64);
 SELECT * FROM simhash_block_keys('0123456789abcdef', 3, 65);
 SELECT * FROM simhash_block_keys('0123456789abcdef', 12, 16);
+SELECT * FROM simhash_block_keys('0123456789abcdef', 32, 64);
+SELECT count(*) AS c_64_63 FROM simhash_block_keys('0123456789abcdef', 1, 64);
 SELECT simhash_first_common_table('0123456789abcdef', '0123456789abcdef', 5, 5);
 
 -- ---- the hash opclass places rows on Citus shards: its values are frozen ----

@@ -24,6 +24,7 @@
 /* each row is stored once per table: more tables than this is a mistake */
 #define BLOCK_KEYS_MAX_TABLES 1000
 
+/* C(n, r) when at most BLOCK_KEYS_MAX_TABLES, else some larger number */
 static uint64
 choose(int n, int r)
 {
@@ -32,8 +33,8 @@ choose(int n, int r)
 
 	if (r < 0 || r > n)
 		return 0;
-	/* every intermediate value is C(n - r + i, i), exact */
-	for (i = 1; i <= r; i++)
+	/* the intermediate values C(n - r + i, i) are exact and never decrease */
+	for (i = 1; i <= r && c <= BLOCK_KEYS_MAX_TABLES; i++)
 		c = c * (n - r + i) / i;
 	return c;
 }
@@ -56,9 +57,8 @@ check_layout(int32 max_distance, int32 nblocks)
 	if (choose(nblocks, max_distance) > BLOCK_KEYS_MAX_TABLES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%d blocks for max_distance %d make " UINT64_FORMAT " tables, more than %d",
-						nblocks, max_distance, choose(nblocks, max_distance),
-						BLOCK_KEYS_MAX_TABLES),
+				 errmsg("%d blocks for max_distance %d make more than %d tables",
+						nblocks, max_distance, BLOCK_KEYS_MAX_TABLES),
 				 errdetail("Every row is stored once per table, C(nblocks, max_distance) times."),
 				 errhint("Use fewer blocks.")));
 	return nblocks - max_distance;

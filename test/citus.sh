@@ -133,6 +133,11 @@ else
 	fail "% as the first query of a session" "got '$out', local '$want'"
 fi
 
+# loaded at the start of every session of the database: the same query is right
+q -c "ALTER DATABASE postgres SET session_preload_libraries = 'simhash'"
+agree "% as the first query of a session, with session_preload_libraries = 'simhash'" \
+	"$(q -c "SET simhash.max_distance = 0" -c "SELECT count(*) FROM dist d, probes p WHERE p.pid = 1007 AND d.fp % p.fp")" "$want"
+q -c "ALTER DATABASE postgres RESET session_preload_libraries"
 # with simhash preloaded on the coordinator, every query carries the threshold
 q -c "ALTER SYSTEM SET shared_preload_libraries = citus, simhash"
 as_pg_user "$(pg_bin pg_ctl)" -D "$work/coordinator/data" -l "$work/coordinator/server.log" -w restart >/dev/null
