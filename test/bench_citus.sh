@@ -10,8 +10,8 @@
 #  2. simhash_nearest(..., 10) of a random fingerprint: latency (16 cached
 #     connections per worker), and remote commands per call.
 #  3. Whole-table pairs within 3 bits: simhash_pairs on one node against the
-#     block-keyed self-join on the workers (5 blocks, 10 keys per row, 32
-#     shards), with the time to fill the key table; same pairs checked.
+#     block-keyed self-join on the workers (4 and 5 blocks: 4 and 10 keys per
+#     row, 32 shards), with the time to fill the key table; same pairs checked.
 # Needs Citus (../shared/vendor/build-citus.sh).  CITUS_PORT as in test/citus.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -105,16 +105,19 @@ for run in 1 2 3; do
 done
 echo "simhash_pairs over d32 (rows pulled to the coordinator): $(seconds cq -c "SET work_mem = '1GB'" \
 	-c "SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM d32', 3)") s"
-cq -c "SET citus.shard_count = 32" -c "CREATE TABLE keys (key bigint, tab int, id bigint, fp simhash)" \
-	-c "SELECT create_distributed_table('keys', 'key')" >/dev/null
-echo "filling the key table from d32 (10 keys per row): $(seconds cq \
-	-c "INSERT INTO keys SELECT k.key, k.tab, d.id, d.fp FROM d32 d CROSS JOIN LATERAL simhash_block_keys(d.fp, 3, 5) k") s"
-cq -c "VACUUM ANALYZE keys"
-echo "key table: $(cq -c "SELECT pg_size_pretty(citus_table_size('keys'))"), d32: $(cq -c "SELECT pg_size_pretty(citus_table_size('d32'))")"
-join="SELECT a.id AS id_a, b.id AS id_b, (a.fp <~> b.fp)::int AS distance
-	FROM keys a JOIN keys b ON a.key = b.key AND a.tab = b.tab AND a.id < b.id
-	WHERE a.fp <~> b.fp <= 3 AND simhash_first_common_table(a.fp, b.fp, 3, 5) = a.tab"
-for run in 1 2 3; do
-	echo "block-keyed self-join on the workers, run $run: $(seconds cq -c "SELECT count(*) FROM ($join) j") s"
+for nb in 4 5; do
+	keys=keys$nb
+	cq -c "SET citus.shard_count = 32" -c "CREATE TABLE $keys (key bigint, tab int, id bigint, fp simhash)" \
+		-c "SELECT create_distributed_table('$keys', 'key')" >/dev/null
+	echo "nblocks = $nb: filling the key table from d32 ($(cq -c "SELECT count(*) FROM simhash_block_keys(0::bigint::simhash, 3, $nb)") keys per row): $(seconds cq \
+		-c "INSERT INTO $keys SELECT k.key, k.tab, d.id, d.fp FROM d32 d CROSS JOIN LATERAL simhash_block_keys(d.fp, 3, $nb) k") s"
+	cq -c "VACUUM ANALYZE $keys"
+	echo "nblocks = $nb: key table $(cq -c "SELECT pg_size_pretty(citus_table_size('$keys'))"), d32 $(cq -c "SELECT pg_size_pretty(citus_table_size('d32'))")"
+	join="SELECT a.id AS id_a, b.id AS id_b, (a.fp <~> b.fp)::int AS distance
+		FROM $keys a JOIN $keys b ON a.key = b.key AND a.tab = b.tab AND a.id < b.id
+		WHERE a.fp <~> b.fp <= 3 AND simhash_first_common_table(a.fp, b.fp, 3, $nb) = a.tab"
+	for run in 1 2 3; do
+		echo "nblocks = $nb: block-keyed self-join on the workers, run $run: $(seconds cq -c "SELECT count(*) FROM ($join) j") s"
+	done
+	echo "nblocks = $nb: pairs: local $(cq -c "SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM loc', 3)"), distributed $(cq -c "SELECT count(*) FROM ($join) j"), differing $(cq -c "SELECT count(*) FROM ((SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 3) EXCEPT SELECT * FROM ($join) j) UNION ALL (SELECT * FROM ($join) j EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 3))) x")"
 done
-echo "pairs: local $(cq -c "SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM loc', 3)"), distributed $(cq -c "SELECT count(*) FROM ($join) j"), differing $(cq -c "SELECT count(*) FROM ((SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 3) EXCEPT SELECT * FROM ($join) j) UNION ALL (SELECT * FROM ($join) j EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 3))) x")"

@@ -151,6 +151,10 @@ for k in 0 2 6; do
 		"$(q -c "SELECT count(*) FROM probes_loc p JOIN loc d ON d.fp <~> p.fp <= $k")"
 done
 # a prepared statement re-planned after the setting changes
+agree "% in a CTE and a subquery" \
+	"$(q -c "SET simhash.max_distance = 5" -c "WITH c AS MATERIALIZED (SELECT id, fp FROM dist WHERE fp % '$probe')
+		SELECT string_agg(id::text, ',' ORDER BY id) FROM c WHERE id IN (SELECT id FROM dist WHERE fp % '$probe')")" \
+	"$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM loc WHERE fp <~> '$probe' <= 5")"
 agree "% in a prepared statement, the setting changed after 7 executions" \
 	"$(q <<<"SET simhash.max_distance = 0; PREPARE sim(simhash) AS SELECT count(*) FROM dist WHERE fp % \$1;
 		$(for r in 1 2 3 4 5 6 7; do echo "EXECUTE sim('$probe');"; done)
