@@ -34,7 +34,8 @@ SELECT count(*) FROM c WHERE EXISTS (SELECT 1 FROM so s2 WHERE s2.id = c.id AND 
 SELECT simhash_similar('0000000000000000', '000000000000000f') AS within_4_is_similar,
        simhash_similar('0000000000000000', '000000000000001f') AS five_is_not;
 -- one statement, one threshold: the value when it was planned (4 here), even
--- when the statement itself changes the setting as it runs
+-- when the statement itself changes the setting as it runs (within 5 or 6 bits
+-- there are 3 rows)
 SELECT k, (SELECT count(*) FROM so WHERE fp % :'q') AS by_operator
 FROM generate_series(3, 6) k, LATERAL set_config('simhash.max_distance', k::text, false) s
 ORDER BY k;
