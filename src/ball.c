@@ -28,7 +28,8 @@ _PG_init(void)
 							&simhash_max_distance_guc,
 							SIMHASH_DEFAULT_MAX_DISTANCE, 0, SIMHASH_BITS,
 							PGC_USERSET, 0,
-							NULL, NULL, NULL);
+							NULL, simhash_max_distance_assign, NULL);
+	simhash_similar_init();
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("simhash");
 #else
@@ -334,7 +335,7 @@ PG_FUNCTION_INFO_V1(simhash_similar);
 Datum
 simhash_similar(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) <= simhash_max_distance_guc);
+	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) <= simhash_similar_threshold());
 }
 
 /* distance comparisons; the planner support rewrites them when it can */

@@ -110,7 +110,7 @@ simhash_gin_extract_query(PG_FUNCTION_ARGS)
 			}
 		case SIMHASH_STRATEGY_SIMILAR:
 			query = PG_GETARG_SIMHASH(0);
-			k = simhash_max_distance_guc;
+			k = simhash_similar_threshold();
 			break;
 		case SIMHASH_STRATEGY_EQUAL:
 			query = PG_GETARG_SIMHASH(0);

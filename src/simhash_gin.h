@@ -70,6 +70,11 @@ typedef struct SimhashBall
 
 extern int	simhash_max_distance_guc;
 
+/* the % operator (similar.c): its threshold is fixed when a query is planned */
+extern void simhash_similar_init(void);
+extern void simhash_max_distance_assign(int newval, void *extra);
+extern int	simhash_similar_threshold(void);
+
 extern void simhash_check_distance(int32 k);
 extern void simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks);
 extern double simhash_random_within_fraction(int k);

@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# test/citus.sh: simhash on a real Citus cluster (a coordinator and two workers
+# on loopback TCP ports), every query shape of the README on a distributed table
+# against the same rows in a local table, and the distributed whole-table
+# de-duplication against simhash_pairs.
+#   bash test/citus.sh          (as root or as the server's user; about a minute)
+# Skips (exit 0) when Citus is not installed in the PostgreSQL that PG_CONFIG
+# names (../shared/vendor/build-citus.sh installs it).  Prints PASS or FAIL for
+# every check; exits non-zero on any failure.  CITUS_PORT (default 55610) is
+# the coordinator's port, the workers use the next two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+source test/cluster.sh
+source test/citus_cluster.sh
+if ! citus_installed; then
+	echo "citus: skipped (not installed)"
+	exit 0
+fi
+export PATH="$("$PG_CONFIG" --bindir):$PATH"
+started=$(date +%s)
+
+make -s with_llvm=no WERROR=1 >/dev/null
+make -s with_llvm=no install >/dev/null
+
+work=$(mktemp -d /tmp/simhash-citus.XXXXXX)
+chmod 755 "$work"
+trap 'stop_citus "$work"; rm -rf "$work"' EXIT
+start_citus "$work" "${CITUS_PORT:-55610}"
+q() { cq "$@"; }
+
+failures=0
+checks=0
+pass() { checks=$((checks + 1)); echo "PASS  $1"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL  $1${2:+: $2}"; }
+
+# same NAME SQL_DIST SQL_LOCAL: both give the same rows (and at least one)
+same() {
+	local name=$1 a b na nb
+	a=$(q -c "SELECT count(*) || ' ' || coalesce(md5(string_agg(r::text, ';' ORDER BY r::text)), '') FROM ($2) r" 2>&1) || true
+	b=$(q -c "SELECT count(*) || ' ' || coalesce(md5(string_agg(r::text, ';' ORDER BY r::text)), '') FROM ($3) r" 2>&1) || true
+	na=${a%% *}
+	nb=${b%% *}
+	if [ "$a" = "$b" ] && [ "${na:-0}" -gt 0 ] 2>/dev/null; then
+		pass "$name ($na rows)"
+	else
+		fail "$name" "distributed '$a', local '$b'"
+	fi
+}
+
+# agree NAME GOT WANT: the distributed result GOT equals the local WANT
+agree() {
+	if [ "$2" = "$3" ] && [ -n "$3" ]; then pass "$1 ($3)"; else fail "$1" "distributed '$2', local '$3'"; fi
+}
+
+# expect NAME SQL VALUE: SQL (a psql script: its last output line) gives VALUE
+expect() {
+	local got
+	got=$(q -c "$2" 2>&1 | tail -n 1) || true
+	if [ "$got" = "$3" ]; then pass "$1"; else fail "$1" "got '$got', expected '$3'"; fi
+}
+
+echo "== data"
+# 20,000 pseudo-random fingerprints, 2,000 near copies 0..8 bits away, 50
+# exact copies; the same rows in a distributed table (32 shards, by id) and a
+# local one
+q >/dev/null <<'SQL'
+CREATE FUNCTION flip(fp simhash, nbits int, seed int) RETURNS simhash
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
+		(SELECT b FROM generate_series(0, 63) b ORDER BY hashint4(b + 64 * seed) LIMIT nbits) s), 0))::simhash
+$$;
+CREATE TABLE loc (id bigint PRIMARY KEY, fp simhash);
+INSERT INTO loc SELECT i, (hashint8extended(i, 1) # (hashint8extended(i, 2) << 13))::simhash
+FROM generate_series(1, 20000) i;
+INSERT INTO loc SELECT 100000 + id, flip(fp, (id % 9)::int, id::int) FROM loc WHERE id <= 2000;
+INSERT INTO loc SELECT 200000 + id, fp FROM loc WHERE id <= 50;
+CREATE INDEX ON loc USING gin (fp);
+SET citus.shard_count = 32;
+CREATE TABLE dist (LIKE loc INCLUDING ALL);
+SELECT create_distributed_table('dist', 'id');
+INSERT INTO dist SELECT * FROM loc;
+-- probes: 40 planted originals, as a reference table and a local one
+CREATE TABLE probes_loc AS SELECT id AS pid, fp FROM loc WHERE id % 50 = 7 AND id <= 2000;
+CREATE TABLE probes (LIKE probes_loc);
+SELECT create_reference_table('probes');
+INSERT INTO probes SELECT * FROM probes_loc;
+ANALYZE loc; ANALYZE dist; ANALYZE probes; ANALYZE probes_loc;
+SQL
+probe=$(q -c "SELECT fp FROM loc WHERE id = 1007")
+expect "same extension version on every node" \
+	"SELECT count(DISTINCT result) || ' ' || bool_and(result = (SELECT extversion FROM pg_extension WHERE extname = 'simhash'))
+	 FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'simhash'\$\$)" "1 true"
+expect "GIN index on every shard" \
+	"SELECT count(*) FROM run_command_on_shards('dist', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexdef LIKE '%%gin%%'\$\$) WHERE result = '1'" "32"
+
+echo "== lookups"
+for k in 0 3 6 9; do
+	same "fp <~> q <= $k, literal" \
+		"SELECT id FROM dist WHERE fp <~> '$probe' <= $k" "SELECT id FROM loc WHERE fp <~> '$probe' <= $k"
+	same "fp <~> q <= $k, join with a reference table" \
+		"SELECT p.pid, d.id, d.fp <~> p.fp FROM probes p JOIN dist d ON d.fp <~> p.fp <= $k" \
+		"SELECT p.pid, d.id, d.fp <~> p.fp FROM probes_loc p JOIN loc d ON d.fp <~> p.fp <= $k"
+done
+same "k < fp <~> q, = k" \
+	"SELECT p.pid, d.id FROM probes p JOIN dist d ON 4 > d.fp <~> p.fp OR d.fp <~> p.fp = 6" \
+	"SELECT p.pid, d.id FROM probes_loc p JOIN loc d ON 4 > d.fp <~> p.fp OR d.fp <~> p.fp = 6"
+same "simhash_within" \
+	"SELECT p.pid, d.id FROM probes p JOIN dist d ON simhash_within(d.fp, p.fp, 5)" \
+	"SELECT p.pid, d.id FROM probes_loc p JOIN loc d ON simhash_within(d.fp, p.fp, 5)"
+same "fp <@ simhash_ball(q, k)" \
+	"SELECT p.pid, d.id FROM probes p JOIN dist d ON d.fp <@ simhash_ball(p.fp, 4)" \
+	"SELECT p.pid, d.id FROM probes_loc p JOIN loc d ON d.fp <@ simhash_ball(p.fp, 4)"
+same "simhash_ball(q, k) @> fp, literal" \
+	"SELECT id FROM dist WHERE simhash_ball('$probe', 8) @> fp" "SELECT id FROM loc WHERE simhash_ball('$probe', 8) @> fp"
+same "fp = q, router query on the distribution column" \
+	"SELECT id FROM dist WHERE id = 1007 AND fp = '$probe'" "SELECT id FROM loc WHERE id = 1007 AND fp = '$probe'"
+# (Citus plans prepared statements with custom plans; it refuses
+# plan_cache_mode = force_generic_plan on distributed tables)
+agree "prepared, k as a parameter, 8 executions" \
+	"$(q <<<"PREPARE near(simhash, int) AS SELECT count(*) FROM dist WHERE fp <~> \$1 <= \$2;
+		$(for r in 1 2 3 4 5 6 7 8; do echo "EXECUTE near('$probe', 8);"; done)" | sort -u)" \
+	"$(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 8")"
+
+echo "== the % operator after a plain SET"
+# the first query of a session, before anything loaded the library: the
+# threshold cannot be written into the query; the answer is right or an error
+out=$(q -c "SET simhash.max_distance = 0" -c "SELECT count(*) FROM dist d, probes p WHERE p.pid = 1007 AND d.fp % p.fp" 2>&1 || true)
+want=$(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 0")
+if [ "$out" = "$want" ] || grep -q "reached a Citus node without its threshold" <<<"$out"; then
+	pass "% as the first query of a session: right answer or an error ($(head -c 60 <<<"$out"))"
+else
+	fail "% as the first query of a session" "got '$out', local '$want'"
+fi
+
+# loaded at the start of every session of the database: the same query is right
+q -c "ALTER DATABASE postgres SET session_preload_libraries = 'simhash'"
+agree "% as the first query of a session, with session_preload_libraries = 'simhash'" \
+	"$(q -c "SET simhash.max_distance = 0" -c "SELECT count(*) FROM dist d, probes p WHERE p.pid = 1007 AND d.fp % p.fp")" "$want"
+q -c "ALTER DATABASE postgres RESET session_preload_libraries"
+# with simhash preloaded on the coordinator, every query carries the threshold
+q -c "ALTER SYSTEM SET shared_preload_libraries = citus, simhash"
+as_pg_user "$(pg_bin pg_ctl)" -D "$work/coordinator/data" -l "$work/coordinator/server.log" -w restart >/dev/null
+expect "shared_preload_libraries = citus, simhash on the coordinator" "SHOW shared_preload_libraries" "citus, simhash"
+for k in 0 2 6; do
+	agree "% after SET simhash.max_distance = $k, literal" \
+		"$(q -c "SET simhash.max_distance = $k" -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM dist WHERE fp % '$probe'")" \
+		"$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM loc WHERE fp <~> '$probe' <= $k")"
+	agree "% after SET simhash.max_distance = $k, join with a reference table" \
+		"$(q -c "SET simhash.max_distance = $k" -c "SELECT count(*) FROM probes p JOIN dist d ON d.fp % p.fp")" \
+		"$(q -c "SELECT count(*) FROM probes_loc p JOIN loc d ON d.fp <~> p.fp <= $k")"
+done
+# a prepared statement re-planned after the setting changes
+agree "% in a CTE and a subquery" \
+	"$(q -c "SET simhash.max_distance = 5" -c "WITH c AS MATERIALIZED (SELECT id, fp FROM dist WHERE fp % '$probe')
+		SELECT string_agg(id::text, ',' ORDER BY id) FROM c WHERE id IN (SELECT id FROM dist WHERE fp % '$probe')")" \
+	"$(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM loc WHERE fp <~> '$probe' <= 5")"
+agree "% in a prepared statement, the setting changed after 7 executions" \
+	"$(q <<<"SET simhash.max_distance = 0; PREPARE sim(simhash) AS SELECT count(*) FROM dist WHERE fp % \$1;
+		$(for r in 1 2 3 4 5 6 7; do echo "EXECUTE sim('$probe');"; done)
+		SET simhash.max_distance = 8; EXECUTE sim('$probe');" | uniq | paste -sd ' ')" \
+	"$(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 0") $(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 8")"
+echo "== nearest first"
+same "ORDER BY fp <~> q LIMIT 10" \
+	"SELECT id, fp <~> '$probe' AS d FROM dist ORDER BY 2, 1 LIMIT 10" \
+	"SELECT id, fp <~> '$probe' AS d FROM loc ORDER BY 2, 1 LIMIT 10"
+same "simhash_nearest" \
+	"SELECT * FROM simhash_nearest('SELECT id, fp FROM dist', '$probe', 10)" \
+	"SELECT * FROM simhash_nearest('SELECT id, fp FROM loc', '$probe', 10)"
+same "simhash_nearest, n beyond the first radius" \
+	"SELECT * FROM simhash_nearest('SELECT id, fp FROM dist', '$probe', 30)" \
+	"SELECT * FROM simhash_nearest('SELECT id, fp FROM loc', '$probe', 30)"
+
+echo "== batch functions over a distributed table (rows pulled to the coordinator)"
+same "simhash_pairs" "SELECT * FROM simhash_pairs('SELECT id, fp FROM dist', 3)" \
+	"SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 3)"
+same "simhash_clusters" "SELECT * FROM simhash_clusters('SELECT id, fp FROM dist', 3)" \
+	"SELECT * FROM simhash_clusters('SELECT id, fp FROM loc', 3)"
+same "simhash_dedup" "SELECT * FROM simhash_dedup('SELECT id, fp FROM dist', 6)" \
+	"SELECT * FROM simhash_dedup('SELECT id, fp FROM loc', 6)"
+
+echo "== distributed whole-table de-duplication (block keys, 5 blocks, max_distance 3)"
+q >/dev/null <<'SQL'
+SET citus.shard_count = 32;
+CREATE TABLE dist_keys (key bigint, tab int, id bigint, fp simhash);
+SELECT create_distributed_table('dist_keys', 'key');
+INSERT INTO dist_keys SELECT k.key, k.tab, d.id, d.fp FROM dist d CROSS JOIN LATERAL simhash_block_keys(d.fp, 3, 5) k;
+ANALYZE dist_keys;
+CREATE TABLE dist_pairs AS
+SELECT a.id AS id_a, b.id AS id_b, (a.fp <~> b.fp)::int AS distance, a.fp AS fp_a, b.fp AS fp_b
+FROM dist_keys a JOIN dist_keys b ON a.key = b.key AND a.tab = b.tab AND a.id < b.id
+WHERE a.fp <~> b.fp <= 3 AND simhash_first_common_table(a.fp, b.fp, 3, 5) = a.tab;
+SQL
+expect "key table holds 10 keys per row" "SELECT (SELECT count(*) FROM dist_keys) = 10 * (SELECT count(*) FROM loc)" "t"
+# explained NAME SQL VALUE: the lines of EXPLAIN (COSTS OFF) SQL that name the
+# Citus scan, its task count or a repartitioning, joined, are VALUE
+explained() {
+	local got
+	got=$(q -c "EXPLAIN (COSTS OFF) $2" 2>&1 | grep -oE 'Custom Scan \(Citus [A-Za-z]+\)|Task Count: [0-9]+|Repartition[A-Za-z ]*' | paste -sd ' ') || true
+	if [ "$got" = "$3" ]; then pass "$1"; else fail "$1" "got '$got', expected '$3'"; fi
+}
+explained "self-join on the keys runs on every shard, nothing repartitioned" \
+	"SELECT a.id, b.id FROM dist_keys a JOIN dist_keys b ON a.key = b.key AND a.tab = b.tab AND a.id < b.id
+	 WHERE a.fp <~> b.fp <= 3 AND simhash_first_common_table(a.fp, b.fp, 3, 5) = a.tab" \
+	"Custom Scan (Citus Adaptive) Task Count: 32"
+same "distributed pairs = simhash_pairs, each pair once" \
+	"SELECT id_a, id_b, distance FROM dist_pairs" "SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 3)"
+expect "no pair twice" "SELECT count(*) = count(DISTINCT (id_a, id_b)) FROM dist_pairs" "t"
+same "same key table, k = 2" \
+	"SELECT a.id, b.id, a.fp <~> b.fp FROM dist_keys a JOIN dist_keys b ON a.key = b.key AND a.tab = b.tab AND a.id < b.id
+	 WHERE a.fp <~> b.fp <= 2 AND simhash_first_common_table(a.fp, b.fp, 3, 5) = a.tab" \
+	"SELECT * FROM simhash_pairs('SELECT id, fp FROM loc', 2)"
+paired="SELECT id_a, fp_a FROM dist_pairs UNION SELECT id_b, fp_b FROM dist_pairs"
+same "clusters merged on the coordinator = simhash_clusters" \
+	"SELECT * FROM simhash_clusters('$paired', 3)" \
+	"SELECT c.* FROM simhash_clusters('SELECT id, fp FROM loc', 3) c
+	 WHERE cluster_id IN (SELECT cluster_id FROM simhash_clusters('SELECT id, fp FROM loc', 3) GROUP BY 1 HAVING count(*) > 1)"
+same "keep-the-first merged on the coordinator = simhash_dedup" \
+	"SELECT * FROM simhash_dedup('$paired', 3) WHERE duplicate_of IS NOT NULL" \
+	"SELECT * FROM simhash_dedup('SELECT id, fp FROM loc', 3) WHERE duplicate_of IS NOT NULL"
+
+echo "== COPY, binary protocol, generated columns, distribution by fingerprint"
+q -c "\\copy (SELECT * FROM loc) TO '$work/rows.txt'"
+q -c "\\copy (SELECT * FROM loc) TO '$work/rows.bin' (FORMAT binary)"
+q >/dev/null <<SQL
+CREATE TABLE dist_text (LIKE loc); SELECT create_distributed_table('dist_text', 'id');
+CREATE TABLE dist_bin (LIKE loc); SELECT create_distributed_table('dist_bin', 'id');
+\\copy dist_text FROM '$work/rows.txt'
+\\copy dist_bin FROM '$work/rows.bin' (FORMAT binary)
+SQL
+same "COPY text into a distributed table" "SELECT * FROM dist_text" "SELECT * FROM loc"
+same "COPY binary into a distributed table" "SELECT * FROM dist_bin" "SELECT * FROM loc"
+q -c "\\copy dist TO '$work/dist.bin' (FORMAT binary)"
+q -c "CREATE TABLE back_bin (LIKE loc)" -c "\\copy back_bin FROM '$work/dist.bin' (FORMAT binary)"
+same "COPY binary out of a distributed table" "SELECT * FROM back_bin" "SELECT * FROM loc"
+agree "citus.enable_binary_protocol: simhash, simhash_ball and distances" \
+	"$(q -c "SET citus.enable_binary_protocol = on" -c "SELECT md5(string_agg(r::text, ';' ORDER BY r::text))
+		FROM (SELECT id, fp, simhash_ball(fp, 3) AS b, fp <~> '$probe' AS d FROM dist WHERE id % 7 = 0) r")" \
+	"$(q -c "SELECT md5(string_agg(r::text, ';' ORDER BY r::text))
+		FROM (SELECT id, fp, simhash_ball(fp, 3) AS b, fp <~> '$probe' AS d FROM loc WHERE id % 7 = 0) r")"
+q >/dev/null <<'SQL'
+CREATE TABLE texts_loc (id int PRIMARY KEY, body text, fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO texts_loc (id, body) SELECT i, 'document ' || i || ' about ' || repeat('topic ' || (i % 13) || ' ', 1 + i % 5)
+FROM generate_series(1, 500) i;
+CREATE TABLE texts (LIKE texts_loc INCLUDING GENERATED);
+SELECT create_distributed_table('texts', 'id');
+INSERT INTO texts (id, body) SELECT id, body FROM texts_loc;
+SET citus.shard_count = 8;
+CREATE TABLE by_fp (LIKE loc);
+SELECT create_distributed_table('by_fp', 'fp');
+INSERT INTO by_fp SELECT * FROM loc;
+SQL
+same "generated column simhash(body) computed on the workers" "SELECT id, fp FROM texts" "SELECT id, fp FROM texts_loc"
+same "distributed by the fingerprint (hash opclass): lookups" \
+	"SELECT p.pid, d.id FROM probes p JOIN by_fp d ON d.fp <~> p.fp <= 4" \
+	"SELECT p.pid, d.id FROM probes_loc p JOIN loc d ON d.fp <~> p.fp <= 4"
+explained "distributed by the fingerprint: equality is a single-shard query" \
+	"SELECT id FROM by_fp WHERE fp = '$probe'" "Custom Scan (Citus Adaptive) Task Count: 1"
+same "distributed by the fingerprint: equality" \
+	"SELECT id FROM by_fp WHERE fp = '$probe'" "SELECT id FROM loc WHERE fp = '$probe'"
+
+echo "== upgrade"
+q -c "SET client_min_messages = warning" -c "DROP EXTENSION simhash CASCADE" -c "CREATE EXTENSION simhash VERSION '0.3.0'"
+expect "CREATE EXTENSION simhash VERSION '0.3.0' reaches every node" \
+	"SELECT string_agg(DISTINCT result, ',') FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'simhash'\$\$)" "0.3.0"
+q -c "ALTER EXTENSION simhash UPDATE"
+expect "ALTER EXTENSION simhash UPDATE on the coordinator updates every node" \
+	"SELECT string_agg(DISTINCT result, ',') FROM run_command_on_all_nodes(\$\$SELECT extversion FROM pg_extension WHERE extname = 'simhash'\$\$)" \
+	"$(q -c "SELECT default_version FROM pg_available_extensions WHERE name = 'simhash'")"
+
+echo "citus: $((checks - failures)) passed, $failures failed ($(( $(date +%s) - started )) s)"
+[ "$failures" = 0 ]
