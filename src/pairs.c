@@ -159,7 +159,8 @@ typedef struct PairsState
 	PairsLink  *links;
 	BufFile    *links_file;		/* instead, when spilled */
 	int64		nlinks;
-	Size		map_limit;		/* of the per-id tables */
+	MemoryContext map_cxt;		/* holds the per-id table (its own context) */
+	Size		map_limit;		/* of the per-id table */
 
 	/* the tables: blocks are numbered from the most significant */
 	int			nblocks;
@@ -172,8 +173,6 @@ typedef struct PairsState
 	PairsCallback emit;
 	void	   *emit_arg;
 	int64		npairs;
-
-	MemoryContext map_cxt;		/* holds the per-id table (its own context) */
 
 	int64		comparisons;	/* since the last look at the clock */
 	TimestampTz next_notice;
