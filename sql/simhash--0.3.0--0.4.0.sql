@@ -6,6 +6,8 @@
 -- hardening (input hygiene, trust, memory bounds)
 -- ---------------------------------------------------------------------------
 
+-- (dedup helper)
+
 
 
 -- ---------------------------------------------------------------------------
@@ -216,7 +218,10 @@ COMMENT ON FUNCTION simhash_first_common_table(simhash, simhash, integer, intege
 
 -- simhash_nearest: one query per radius (the n nearest within it, kept when
 -- there are n of them) instead of a count and a final query: on a distributed
--- table every query is a round trip to every shard
+-- table every query is a round trip to every shard.  The user's query is
+-- wrapped as a subquery, so trailing semicolons and white space are stripped
+-- and the closing parenthesis goes on a line of its own (a trailing
+-- "-- comment" made the wrapper a syntax error).
 CREATE OR REPLACE FUNCTION simhash_nearest(query text, target simhash, n integer DEFAULT 10)
 	RETURNS TABLE (id bigint, distance integer)
 	LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
@@ -226,12 +231,13 @@ DECLARE
 	ids bigint[];
 	distances integer[];
 	shape_ok boolean;
+	body text := regexp_replace(query, '[[:space:];]+$', '') || chr(10);
 	-- the operator is qualified: the caller's search_path need not hold it
 	nearest text := format('SELECT array_agg(s.id ORDER BY s.d, s.id), array_agg(s.d ORDER BY s.d, s.id) '
 						   'FROM (SELECT s.id::bigint AS id, (s.fp OPERATOR(@extschema@.<~>) $1)::integer AS d '
 						   'FROM (%s) AS s(id, fp) WHERE s.fp OPERATOR(@extschema@.<~>) $1 <= $2 '
 						   'ORDER BY 2, 1 LIMIT $3) s',
-						   query);
+						   body);
 BEGIN
 	IF n < 0 THEN
 		RAISE EXCEPTION 'n must not be negative, not %', n USING ERRCODE = 'invalid_parameter_value';
@@ -239,12 +245,12 @@ BEGIN
 	-- its shape: exactly two columns, an integer id and a simhash (errors of
 	-- the query itself come out of the first probe as they are)
 	BEGIN
-		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', query);
+		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', body);
 		shape_ok := false;			/* three or more columns */
 	EXCEPTION WHEN invalid_column_reference THEN
 		BEGIN
 			EXECUTE format('SELECT s.c1::bigint, s.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash '
-						   'FROM (%s) AS s(c1, c2) LIMIT 0', query);
+						   'FROM (%s) AS s(c1, c2) LIMIT 0', body);
 			shape_ok := true;
 		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
 			shape_ok := false;
@@ -265,6 +271,8 @@ BEGIN
 	END LOOP;
 END
 $$;
+COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
+	'the n rows of query (SELECT id, simhash) nearest to target, nearest first (ties by id), exact: one query per radius of 3, 6, 10, 16, 24 and 64 bits, each answered by an index on the queried column; trailing semicolons and a trailing -- comment are allowed';
 
 
 -- ---------------------------------------------------------------------------

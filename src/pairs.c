@@ -15,13 +15,27 @@
  * comes out exactly once without remembering the pairs already seen.  A cost
  * model picks b for the number of rows and k (m = 0 is the all-pairs loop).
  *
+ * simhash_clusters() and simhash_dedup() first collapse identical
+ * fingerprints: only one row per distinct fingerprint (its smallest id, the
+ * "representative") goes through the tables, and every other row is kept
+ * aside as a link to its representative, whose answer it shares.  n copies
+ * of one fingerprint thus cost O(n), not n^2/2 comparisons.
+ *
  * Memory: a row takes 16 bytes, and sorting takes 16 more.  When the rows do
  * not fit in work_mem that way, they are spilled to a temporary file while the
  * query is read.  Each table then splits the rows into P partitions by a hash
  * of its key, so that rows with equal keys meet in the same partition, and
  * sorts one partition at a time in memory.  A pass over the spill file writes
- * up to F partitions to files of their own (F file buffers take a quarter of
- * work_mem), so a table reads the spill file ceil(P / F) times.
+ * up to F partitions to files of their own (F file buffers take an eighth of
+ * work_mem), so a table reads the spill file ceil(P / F) times.  A partition
+ * that comes out larger than its memory is split once more with another hash
+ * (another eighth for those files); when rows of one key alone exceed the
+ * memory, the call fails with a hint rather than grow past work_mem.  The
+ * spilled collapse aggregates each partition of a hash of the fingerprint in
+ * a hash table, the partitions sized by a HyperLogLog estimate of the distinct
+ * fingerprints.  The per-id tables of simhash_clusters() and simhash_dedup()
+ * (the representatives that have near-duplicates) are bounded by
+ * work_mem * hash_mem_multiplier, and fail beyond it.
  */
 #include "simhash_gin.h"
 
@@ -32,6 +46,7 @@
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
+#include "lib/hyperloglog.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
 #include "tcop/pquery.h"
@@ -91,8 +106,25 @@ typedef struct PairsKey
 								 * belongs to an earlier table */
 } PairsKey;
 
+/* a row whose fingerprint another row with a smaller id also has */
+typedef struct PairsLink
+{
+	int64		id;
+	int64		rep;			/* the smallest id of its fingerprint */
+} PairsLink;
+
+/* the collapse writes links over the rows it has read (same size) */
+StaticAssertDecl(sizeof(PairsLink) == sizeof(PairsRow), "a link takes the place of a row");
+
+/* bytes of a hash table entry (fingerprint -> smallest id), for sizing */
+#define PAIRS_COLLAPSE_ENTRY_BYTES	64
+/* registers of the distinct fingerprint estimate: 2^12, 1.6% standard error */
+#define PAIRS_HLL_BWIDTH		12
+/* partitions of the spilled collapse are sized for this many times the estimate */
+#define PAIRS_HLL_MARGIN		1.25
+
 typedef void (*PairsCallback) (int64 id_a, int64 id_b, int distance, void *arg);
-typedef void (*PairsRowCallback) (const PairsRow *row, void *arg);
+typedef void (*PairsRowCallback) (int64 id, int64 rep, void *arg);
 
 typedef struct PairsState
 {
@@ -109,14 +141,26 @@ typedef struct PairsState
 	PairsRow   *scratch;		/* sort output, and spill file read buffer */
 	int64		scratch_len;
 	Size		budget;			/* work_mem, in bytes */
-	int64		ntotal;			/* rows read from the query */
+	int64		ntotal;			/* rows (representatives once collapsed) */
+	int64		ninput;			/* rows read from the query */
 	Oid			id_type;
 	int64		last_id;
 	bool		ids_ascending;	/* so far, hence distinct */
 	bool		checking_ids;
+	bool		collapse;		/* identical fingerprints are to be collapsed */
+	bool		collapsing;
+	bool		collapsed;		/* rows are distinct fingerprints */
+	hyperLogLogState distinct;	/* of the fingerprints, when collapsing */
 	BufFile    *file;			/* all rows, when they did not fit */
 	int			npartitions;	/* P */
 	int			fanout;			/* F */
+
+	/* the rows that share the fingerprint of a representative */
+	PairsLink  *links;
+	BufFile    *links_file;		/* instead, when spilled */
+	int64		nlinks;
+	MemoryContext map_cxt;		/* holds the per-id table (its own context) */
+	Size		map_limit;		/* of the per-id table */
 
 	/* the tables: blocks are numbered from the most significant */
 	int			nblocks;
@@ -134,6 +178,18 @@ typedef struct PairsState
 	TimestampTz next_notice;
 } PairsState;
 
+/* murmur3's 64-bit finalizer: a hash of keys and fingerprints */
+static inline uint64
+pairs_mix(uint64 h)
+{
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
 /* ---- progress ---- */
 
 static void
@@ -148,6 +204,10 @@ pairs_progress(PairsState *st)
 		ereport(NOTICE,
 				(errmsg("%s: checking that the %lld ids are distinct",
 						st->fname, (long long) st->ntotal)));
+	else if (st->collapsing)
+		ereport(NOTICE,
+				(errmsg("%s: grouping the identical fingerprints of %lld rows",
+						st->fname, (long long) st->ninput)));
 	else if (st->table == 0)
 		ereport(NOTICE,
 				(errmsg("%s: %lld rows read so far", st->fname, (long long) st->ntotal)));
@@ -182,8 +242,9 @@ pairs_file_create(PairsState *st)
 	return file;
 }
 
+/* reads n rows (or links) */
 static void
-pairs_file_read(PairsState *st, BufFile *file, PairsRow *buf, int64 n)
+pairs_file_read(PairsState *st, BufFile *file, void *buf, int64 n)
 {
 	size_t		size = n * sizeof(PairsRow);
 
@@ -200,6 +261,27 @@ pairs_file_rewind(PairsState *st, BufFile *file)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in %s temporary file: %m", st->fname)));
+}
+
+/*
+ * Sizes the partitions of the ntotal spilled rows: the buffers of two levels
+ * of partition files take a quarter of the budget, rows and their sort
+ * scratch the rest.
+ */
+static void
+pairs_spill_layout(PairsState *st)
+{
+	Size		buffers;
+	int64		capacity;
+
+	st->fanout = Min(Max(st->budget / 8 / BLCKSZ, 2), PAIRS_MAX_FANOUT);
+	buffers = Min((Size) 2 * st->fanout * BLCKSZ, st->budget / 2);
+	capacity = Max((st->budget - buffers) / (2 * sizeof(PairsRow)), 1024);
+	st->npartitions = (int) ceil(st->ntotal / (capacity * PAIRS_PARTITION_FILL));
+	st->rows_len = capacity;
+	st->rows = pairs_resize(st, st->rows, st->rows_len);
+	st->scratch_len = capacity;
+	st->scratch = pairs_resize(st, st->scratch, st->scratch_len);
 }
 
 /* ---- reading the query ---- */
@@ -259,6 +341,8 @@ pairs_add_row(PairsState *st, int64 id, simhash fp)
 			st->nrows = 0;
 		}
 	}
+	if (st->collapse)
+		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp));
 	if (st->ntotal > 0 && id <= st->last_id)
 		st->ids_ascending = false;
 	st->last_id = id;
@@ -322,6 +406,13 @@ pairs_read_query(PairsState *st, const char *query)
 	st->rows_len = 1024;
 	st->rows = pairs_resize(st, NULL, st->rows_len);
 	st->ids_ascending = true;
+	if (st->collapse)
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+		initHyperLogLog(&st->distinct, PAIRS_HLL_BWIDTH);
+		MemoryContextSwitchTo(old);
+	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -349,23 +440,12 @@ pairs_read_query(PairsState *st, const char *query)
 	SPI_cursor_close(portal);
 	SPI_finish();
 
+	st->ninput = st->ntotal;
 	if (st->file != NULL)
 	{
-		Size		buffers;
-		int64		capacity;
-
 		BufFileWrite(st->file, st->rows, st->nrows * sizeof(PairsRow));
 		st->nrows = 0;
-
-		/* a quarter of the budget for partition files, the rest for rows */
-		st->fanout = Min(Max(st->budget / 4 / BLCKSZ, 2), PAIRS_MAX_FANOUT);
-		buffers = (Size) st->fanout * BLCKSZ;
-		capacity = Max((st->budget - buffers) / (2 * sizeof(PairsRow)), 1024);
-		st->npartitions = (int) ceil(st->ntotal / (capacity * PAIRS_PARTITION_FILL));
-		st->rows_len = capacity;
-		st->rows = pairs_resize(st, st->rows, st->rows_len);
-		st->scratch_len = capacity;
-		st->scratch = pairs_resize(st, NULL, st->scratch_len);
+		pairs_spill_layout(st);
 	}
 }
 
@@ -389,17 +469,15 @@ pairs_key(const PairsKey *key, const PairsRow *row)
 	return k;
 }
 
-/* murmur3's 64-bit finalizer spreads the keys over nparts partitions */
-static inline int
-pairs_partition(const PairsKey *key, const PairsRow *row, int nparts)
-{
-	uint64		h = pairs_key(key, row);
+/* a second split of a partition that came out too large hashes differently */
+#define PAIRS_RESPLIT_SEED		UINT64CONST(0x9e3779b97f4a7c15)
 
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
+/* spreads the keys over nparts partitions */
+static inline int
+pairs_partition(const PairsKey *key, const PairsRow *row, int nparts, uint64 seed)
+{
+	uint64		h = pairs_mix(pairs_key(key, row) ^ seed);
+
 	return (int) (((h >> 32) * (uint64) nparts) >> 32);
 }
 
@@ -489,73 +567,58 @@ pairs_sort_and_call(PairsState *st, const PairsKey *key, int64 n, PairsGroupFn f
 	pairs_progress(st);
 }
 
+/* ---- spilled rows: partitions ---- */
+
+typedef void (*PairsPartFn) (PairsState *st, const PairsKey *key, BufFile *file, int64 n, void *arg);
+
 /*
- * Hands the rows sorted by key to fn: all at once when they are in memory,
- * else one partition at a time.
+ * Splits the n rows of input into nparts partitions by a hash of key (with
+ * seed) and hands each partition file, rewound, to fn; a pass over input
+ * writes up to F of them.
  */
 static void
-pairs_group(PairsState *st, const PairsKey *key, PairsGroupFn fn)
+pairs_split(PairsState *st, const PairsKey *key, BufFile *input, int64 n, int nparts,
+			uint64 seed, PairsPartFn fn, void *arg)
 {
-	BufFile   **files;
-	int64	   *counts;
+	BufFile   **files = MemoryContextAlloc(st->cxt, sizeof(BufFile *) * st->fanout);
+	int64	   *counts = MemoryContextAlloc(st->cxt, sizeof(int64) * st->fanout);
 	int			first;
 
-	if (st->file == NULL)
+	for (first = 0; first < nparts; first += st->fanout)
 	{
-		pairs_sort_and_call(st, key, st->nrows, fn);
-		return;
-	}
-
-	files = MemoryContextAlloc(st->cxt, sizeof(BufFile *) * st->fanout);
-	counts = MemoryContextAlloc(st->cxt, sizeof(int64) * st->fanout);
-	for (first = 0; first < st->npartitions; first += st->fanout)
-	{
-		int			nparts = Min(st->fanout, st->npartitions - first);
+		int			batch = Min(st->fanout, nparts - first);
 		int64		done;
 		int64		chunk;
 		int			p;
 
-		/* one pass over the spill file writes partitions first, first + 1, ... */
-		for (p = 0; p < nparts; p++)
+		for (p = 0; p < batch; p++)
 		{
 			files[p] = pairs_file_create(st);
 			counts[p] = 0;
 		}
-		pairs_file_rewind(st, st->file);
-		for (done = 0; done < st->ntotal; done += chunk)
+		pairs_file_rewind(st, input);
+		for (done = 0; done < n; done += chunk)
 		{
 			int64		i;
 
-			chunk = Min(st->ntotal - done, st->scratch_len);
-			pairs_file_read(st, st->file, st->scratch, chunk);
+			chunk = Min(n - done, st->scratch_len);
+			pairs_file_read(st, input, st->scratch, chunk);
 			for (i = 0; i < chunk; i++)
 			{
-				int			part = pairs_partition(key, &st->scratch[i], st->npartitions) - first;
+				int			part = pairs_partition(key, &st->scratch[i], nparts, seed) - first;
 
 				CHECK_FOR_INTERRUPTS();
-				if (part < 0 || part >= nparts)
+				if (part < 0 || part >= batch)
 					continue;
 				BufFileWrite(files[part], &st->scratch[i], sizeof(PairsRow));
 				counts[part]++;
 			}
 		}
-
-		/* then each is sorted in memory */
-		for (p = 0; p < nparts; p++)
+		for (p = 0; p < batch; p++)
 		{
-			/* only a skewed key overflows a partition: let it grow */
-			if (counts[p] > st->rows_len)
-			{
-				st->rows_len = counts[p];
-				st->rows = pairs_resize(st, st->rows, st->rows_len);
-				st->scratch_len = counts[p];
-				pfree(st->scratch);
-				st->scratch = pairs_resize(st, NULL, st->scratch_len);
-			}
 			pairs_file_rewind(st, files[p]);
-			pairs_file_read(st, files[p], st->rows, counts[p]);
+			fn(st, key, files[p], counts[p], arg);
 			BufFileClose(files[p]);
-			pairs_sort_and_call(st, key, counts[p], fn);
 		}
 	}
 	pfree(files);
@@ -574,11 +637,105 @@ pairs_check_unique(PairsState *st, const PairsKey *key, const PairsRow *rows, in
 		CHECK_FOR_INTERRUPTS();
 		if (rows[i].id == rows[i - 1].id)
 			ereport(ERROR,
-					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					(errcode(ERRCODE_CARDINALITY_VIOLATION),
 					 errmsg("id %lld appears more than once in the query result",
 							(long long) rows[i].id),
-					 errhint("The first column of the query must identify its rows.")));
+					 errdetail("%s reports rows by their id, and id %lld names more than one row.",
+							   st->fname, (long long) rows[i].id),
+					 errhint("The first column of the query must identify its rows, for example a primary key or row_number() OVER ().")));
 	}
+}
+
+/* ---- spilled rows: sorting partitions ---- */
+
+/* a work_mem whose pairs_spill_layout() holds n rows in memory */
+static Size
+pairs_budget_for(int64 n)
+{
+	Size		rows = (Size) n * 2 * sizeof(PairsRow);
+
+	/* the buffers take a quarter, or at least two of each level */
+	return Max(rows * 4 / 3, rows + 2 * 2 * BLCKSZ);
+}
+
+typedef struct PairsSortArg
+{
+	PairsGroupFn fn;
+	uint64		seed;			/* of the split that made the partition */
+} PairsSortArg;
+
+static void pairs_sort_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n, void *arg);
+
+/*
+ * A partition of n rows that do not fit in rows[]: split once more with
+ * another hash, or fail when that did not help (rows of one key, which must
+ * be compared in memory, exceed it).
+ */
+static void
+pairs_part_overflow(PairsState *st, const PairsKey *key, BufFile *file, int64 n, PairsSortArg *arg)
+{
+	/*
+	 * By the pigeonhole principle, the first rows_len rows of a partition
+	 * with fewer distinct ids repeat one: name it.
+	 */
+	if (key->by_id)
+	{
+		pairs_file_read(st, file, st->rows, st->rows_len);
+		pairs_sort_and_call(st, key, st->rows_len, pairs_check_unique);
+		pairs_file_rewind(st, file);
+	}
+	/* as many parts as the file buffers allow: rows of other keys spread out */
+	if (arg->seed == 0)
+	{
+		PairsSortArg sub = {arg->fn, PAIRS_RESPLIT_SEED};
+
+		elog(DEBUG1, "%s: a partition of %lld rows is split again", st->fname, (long long) n);
+		pairs_split(st, key, file, n, st->fanout, sub.seed, pairs_sort_part, &sub);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s needs more than work_mem to compare the rows of one key", st->fname),
+			 key->by_id ?
+			 errdetail("%lld ids fall into one partition of the id check, and work_mem holds %lld.",
+					   (long long) n, (long long) st->rows_len) :
+			 st->collapsed ?
+			 errdetail("%lld of the %lld distinct fingerprints fall into one partition of table %d, agreeing on its blocks, and work_mem holds %lld.",
+					   (long long) n, (long long) st->ntotal, st->table, (long long) st->rows_len) :
+			 errdetail("%lld of the %lld rows fall into one partition of table %d, agreeing on its blocks, and work_mem holds %lld.",
+					   (long long) n, (long long) st->ntotal, st->table, (long long) st->rows_len),
+			 errhint("Raise work_mem to at least %lld kB for this query, or lower max_distance.",
+					 (long long) pairs_budget_for(n) / 1024 + 1)));
+}
+
+/* loads a partition and hands it sorted to the PairsGroupFn of arg */
+static void
+pairs_sort_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n, void *arg)
+{
+	PairsSortArg *sort_arg = (PairsSortArg *) arg;
+
+	if (n > st->rows_len)
+	{
+		pairs_part_overflow(st, key, file, n, sort_arg);
+		return;
+	}
+	pairs_file_read(st, file, st->rows, n);
+	pairs_sort_and_call(st, key, n, sort_arg->fn);
+}
+
+/*
+ * Hands the rows sorted by key to fn: all at once when they are in memory,
+ * else one partition at a time.
+ */
+static void
+pairs_group(PairsState *st, const PairsKey *key, PairsGroupFn fn)
+{
+	PairsSortArg arg = {fn, 0};
+
+	if (st->file == NULL)
+		pairs_sort_and_call(st, key, st->nrows, fn);
+	else
+		pairs_split(st, key, st->file, st->ntotal, st->npartitions, 0, pairs_sort_part, &arg);
 }
 
 static void
@@ -591,6 +748,210 @@ pairs_check_ids(PairsState *st)
 	st->checking_ids = true;
 	pairs_group(st, &key, pairs_check_unique);
 	st->checking_ids = false;
+}
+
+/* ---- collapsing identical fingerprints ---- */
+
+/* the whole fingerprint as the key */
+static const PairsKey pairs_fp_key = {.nsegs = 1,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
+
+/*
+ * In memory: sorts the rows by fingerprint, moves one row per fingerprint
+ * (with its smallest id) to the other buffer and writes the links of the
+ * others over the sorted rows (a link is written at an index no greater than
+ * that of the row being read).
+ */
+static void
+pairs_collapse_memory(PairsState *st)
+{
+	int64		n = st->nrows;
+	PairsRow   *sorted = pairs_sort(st, &pairs_fp_key, st->rows, st->scratch, n);
+	PairsRow   *reps = sorted == st->rows ? st->scratch : st->rows;
+	PairsLink  *links = (PairsLink *) sorted;
+	int64		nreps = 0;
+	int64		nlinks = 0;
+	int64		start;
+	int64		end;
+
+	for (start = 0; start < n; start = end)
+	{
+		simhash		fp = sorted[start].fp;
+		int64		rep = sorted[start].id;
+		int64		i;
+
+		CHECK_FOR_INTERRUPTS();
+		for (end = start + 1; end < n && sorted[end].fp == fp; end++)
+			rep = Min(rep, sorted[end].id);
+		reps[nreps].fp = fp;
+		reps[nreps].id = rep;
+		nreps++;
+		for (i = start; i < end; i++)
+		{
+			int64		id = sorted[i].id;
+
+			if (id == rep)
+				continue;
+			links[nlinks].id = id;
+			links[nlinks].rep = rep;
+			nlinks++;
+		}
+	}
+
+	/* give back what the links and the representatives do not use */
+	if (nlinks > 0)
+		st->links = repalloc_huge(links, nlinks * sizeof(PairsLink));
+	else
+		pfree(links);
+	st->nlinks = nlinks;
+	st->rows = pairs_resize(st, reps, Max(nreps, 1));
+	st->rows_len = Max(nreps, 1);
+	st->nrows = nreps;
+	st->ntotal = nreps;
+	st->scratch_len = Max(nreps, 1);
+	st->scratch = pairs_resize(st, NULL, st->scratch_len);
+}
+
+typedef struct CollapseEntry
+{
+	simhash		fp;				/* hash key */
+	int64		rep;			/* its smallest id */
+} CollapseEntry;
+
+typedef struct PairsCollapse
+{
+	MemoryContext cxt;			/* of the hash table of one partition */
+	BufFile    *reps;			/* the representatives */
+	int64		nreps;
+} PairsCollapse;
+
+/*
+ * Spilled: the smallest id of each fingerprint of a partition in a hash
+ * table (one entry per distinct fingerprint, however many rows share it),
+ * then a second read writes the links.
+ */
+static void
+pairs_collapse_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n, void *arg)
+{
+	PairsCollapse *pc = (PairsCollapse *) arg;
+	HASHCTL		ctl;
+	HTAB	   *groups;
+	HASH_SEQ_STATUS seq;
+	CollapseEntry *entry;
+	int			pass;
+
+	ctl.keysize = sizeof(simhash);
+	ctl.entrysize = sizeof(CollapseEntry);
+	ctl.hcxt = pc->cxt;
+	groups = hash_create("simhash identical fingerprints", 1024, &ctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (pass = 0; pass < 2; pass++)
+	{
+		int64		done;
+		int64		chunk;
+
+		pairs_file_rewind(st, file);
+		for (done = 0; done < n; done += chunk)
+		{
+			int64		i;
+
+			chunk = Min(n - done, st->scratch_len);
+			pairs_file_read(st, file, st->scratch, chunk);
+			for (i = 0; i < chunk; i++)
+			{
+				const PairsRow *row = &st->scratch[i];
+				bool		found;
+
+				CHECK_FOR_INTERRUPTS();
+				if (pass == 0)
+				{
+					entry = hash_search(groups, &row->fp, HASH_ENTER, &found);
+					if (!found || row->id < entry->rep)
+						entry->rep = row->id;
+				}
+				else
+				{
+					entry = hash_search(groups, &row->fp, HASH_FIND, NULL);
+					if (row->id != entry->rep)
+					{
+						PairsLink	link = {row->id, entry->rep};
+
+						BufFileWrite(st->links_file, &link, sizeof(PairsLink));
+						st->nlinks++;
+					}
+				}
+			}
+		}
+	}
+	hash_seq_init(&seq, groups);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		PairsRow	row = {entry->fp, entry->rep};
+
+		BufFileWrite(pc->reps, &row, sizeof(PairsRow));
+		pc->nreps++;
+	}
+	MemoryContextReset(pc->cxt);
+	pairs_progress(st);
+}
+
+/*
+ * Spilled: partitions by a hash of the fingerprint, sized by the estimated
+ * number of distinct fingerprints so that the hash table of one takes the
+ * memory of rows[], which is freed meanwhile.  The representatives go to a
+ * new spill file, or to memory when they fit.
+ */
+static void
+pairs_collapse_spilled(PairsState *st)
+{
+	PairsCollapse pc;
+	double		per_partition = (double) st->rows_len * sizeof(PairsRow) / PAIRS_COLLAPSE_ENTRY_BYTES;
+	double		distinct = Min(estimateHyperLogLog(&st->distinct) * PAIRS_HLL_MARGIN,
+							   (double) st->ntotal);
+
+	pfree(st->rows);
+	st->rows = NULL;
+	pc.cxt = AllocSetContextCreate(st->cxt, "simhash identical fingerprints", ALLOCSET_DEFAULT_SIZES);
+	pc.reps = pairs_file_create(st);
+	pc.nreps = 0;
+	st->links_file = pairs_file_create(st);
+	elog(DEBUG1, "%s: about %.0f distinct fingerprints in %lld rows",
+		 st->fname, distinct / PAIRS_HLL_MARGIN, (long long) st->ntotal);
+	pairs_split(st, &pairs_fp_key, st->file, st->ntotal,
+				(int) Max(ceil(distinct / per_partition), 1), 0, pairs_collapse_part, &pc);
+	MemoryContextDelete(pc.cxt);
+	BufFileClose(st->file);
+	st->ntotal = pc.nreps;
+	pairs_file_rewind(st, pc.reps);
+	if (pc.nreps <= (int64) (st->budget / (2 * sizeof(PairsRow))))
+	{
+		/* few distinct fingerprints: in memory from now on */
+		st->file = NULL;
+		st->rows_len = Max(pc.nreps, 1);
+		st->rows = pairs_resize(st, NULL, st->rows_len);
+		st->nrows = pc.nreps;
+		pairs_file_read(st, pc.reps, st->rows, pc.nreps);
+		BufFileClose(pc.reps);
+		st->scratch_len = st->rows_len;
+		st->scratch = pairs_resize(st, st->scratch, st->scratch_len);
+	}
+	else
+	{
+		st->file = pc.reps;
+		pairs_spill_layout(st);
+	}
+}
+
+/* keeps one row per distinct fingerprint, the others as links */
+static void
+pairs_collapse(PairsState *st)
+{
+	st->collapsing = true;
+	if (st->file == NULL)
+		pairs_collapse_memory(st);
+	else
+		pairs_collapse_spilled(st);
+	st->collapsing = false;
+	st->collapsed = true;
 }
 
 /* ---- the tables ---- */
@@ -796,7 +1157,10 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 	}
 }
 
-/* calls fn(row, arg) for every row */
+/*
+ * calls fn(id, rep, arg) for every row read from the query: for the
+ * representatives (rep = id), then for the links
+ */
 static void
 pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg)
 {
@@ -809,28 +1173,90 @@ pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg)
 		for (i = 0; i < st->nrows; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			fn(&st->rows[i], arg);
+			fn(st->rows[i].id, st->rows[i].id, arg);
+		}
+	}
+	else
+	{
+		pairs_file_rewind(st, st->file);
+		for (done = 0; done < st->ntotal; done += chunk)
+		{
+			chunk = Min(st->ntotal - done, st->scratch_len);
+			pairs_file_read(st, st->file, st->scratch, chunk);
+			for (i = 0; i < chunk; i++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				fn(st->scratch[i].id, st->scratch[i].id, arg);
+			}
+		}
+	}
+
+	if (st->links_file == NULL)
+	{
+		for (i = 0; i < st->nlinks; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			fn(st->links[i].id, st->links[i].rep, arg);
 		}
 		return;
 	}
-	pairs_file_rewind(st, st->file);
-	for (done = 0; done < st->ntotal; done += chunk)
+	pairs_file_rewind(st, st->links_file);
+	for (done = 0; done < st->nlinks; done += chunk)
 	{
-		chunk = Min(st->ntotal - done, st->scratch_len);
-		pairs_file_read(st, st->file, st->scratch, chunk);
+		PairsLink  *links = (PairsLink *) st->scratch;
+
+		chunk = Min(st->nlinks - done, st->scratch_len);
+		pairs_file_read(st, st->links_file, links, chunk);
 		for (i = 0; i < chunk; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			fn(&st->scratch[i], arg);
+			fn(links[i].id, links[i].rep, arg);
 		}
 	}
 }
 
+/*
+ * Enters id in a per-id table of simhash_clusters or simhash_dedup, within
+ * work_mem * hash_mem_multiplier.
+ */
+static void *
+pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found)
+{
+	void	   *entry = hash_search(map, &id, HASH_ENTER, found);
+
+	if (!*found && MemoryContextMemAllocated(st->map_cxt, true) > st->map_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s needs more than work_mem * hash_mem_multiplier for its table of fingerprints with near-duplicates",
+						st->fname),
+				 errdetail("The table holds %ld of the %lld distinct fingerprints in %zu kB.",
+						   hash_get_num_entries(map), (long long) st->ntotal,
+						   st->map_limit / 1024),
+				 errhint("Raise work_mem or hash_mem_multiplier for this query.")));
+	return entry;
+}
+
+static HTAB *
+pairs_id_map(PairsState *st, const char *name, Size entrysize)
+{
+	HASHCTL		ctl;
+
+	st->map_cxt = AllocSetContextCreate(st->cxt, "simhash per-id table", ALLOCSET_DEFAULT_SIZES);
+	st->map_limit = get_hash_memory_limit();
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = st->map_cxt;
+	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
 /* ---- entry and exit ---- */
 
-/* runs the query, checks the ids and plans the tables */
+/*
+ * runs the query, checks the ids, collapses identical fingerprints when asked
+ * and plans the tables
+ */
 static void
-pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname)
+pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		k = PG_GETARG_INT32(1);
@@ -840,6 +1266,7 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname)
 
 	memset(st, 0, sizeof(PairsState));
 	st->fname = fname;
+	st->collapse = collapse;
 	st->fn_oid = fcinfo->flinfo->fn_oid;
 	st->max_distance = k;
 	st->owner = CurrentResourceOwner;
@@ -854,6 +1281,8 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname)
 		st->scratch = pairs_resize(st, NULL, Max(st->scratch_len, 1));
 	}
 	pairs_check_ids(st);
+	if (collapse)
+		pairs_collapse(st);
 	pairs_plan(st);
 }
 
@@ -862,6 +1291,8 @@ pairs_end(PairsState *st)
 {
 	if (st->file != NULL)
 		BufFileClose(st->file);
+	if (st->links_file != NULL)
+		BufFileClose(st->links_file);
 	MemoryContextDelete(st->cxt);
 }
 
@@ -886,13 +1317,16 @@ simhash_pairs(PG_FUNCTION_ARGS)
 {
 	PairsState	st;
 
-	pairs_begin(&st, fcinfo, "simhash_pairs");
+	pairs_begin(&st, fcinfo, "simhash_pairs", false);
 	pairs_enumerate(&st, pairs_put_pair, fcinfo->resultinfo);
 	pairs_end(&st);
 	return (Datum) 0;
 }
 
-/* ---- simhash_clusters: union-find over the ids found in pairs ---- */
+/*
+ * ---- simhash_clusters: union-find over the representatives found in pairs;
+ * a link belongs to the cluster of its representative ----
+ */
 
 typedef struct ClusterNode
 {
@@ -902,6 +1336,7 @@ typedef struct ClusterNode
 
 typedef struct ClustersState
 {
+	PairsState *st;
 	HTAB	   *nodes;
 	ReturnSetInfo *rsinfo;
 } ClustersState;
@@ -937,7 +1372,7 @@ cluster_union(int64 id_a, int64 id_b, int distance, void *arg)
 	for (i = 0; i < 2; i++)
 	{
 		bool		found;
-		ClusterNode *node = hash_search(cs->nodes, &ids[i], HASH_ENTER, &found);
+		ClusterNode *node = pairs_map_enter(cs->st, cs->nodes, ids[i], &found);
 
 		if (!found)
 			node->parent = ids[i];
@@ -954,26 +1389,15 @@ cluster_union(int64 id_a, int64 id_b, int distance, void *arg)
 }
 
 static void
-cluster_put_row(const PairsRow *row, void *arg)
+cluster_put_row(int64 id, int64 rep, void *arg)
 {
 	ClustersState *cs = (ClustersState *) arg;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	values[0] = Int64GetDatum(row->id);
-	values[1] = Int64GetDatum(cluster_root(cs->nodes, row->id));
+	values[0] = Int64GetDatum(id);
+	values[1] = Int64GetDatum(cluster_root(cs->nodes, rep));
 	tuplestore_putvalues(cs->rsinfo->setResult, cs->rsinfo->setDesc, values, nulls);
-}
-
-static HTAB *
-pairs_id_map(PairsState *st, const char *name, Size entrysize)
-{
-	HASHCTL		ctl;
-
-	ctl.keysize = sizeof(int64);
-	ctl.entrysize = entrysize;
-	ctl.hcxt = st->cxt;
-	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
 PG_FUNCTION_INFO_V1(simhash_clusters);
@@ -983,7 +1407,8 @@ simhash_clusters(PG_FUNCTION_ARGS)
 	PairsState	st;
 	ClustersState cs;
 
-	pairs_begin(&st, fcinfo, "simhash_clusters");
+	pairs_begin(&st, fcinfo, "simhash_clusters", true);
+	cs.st = &st;
 	cs.nodes = pairs_id_map(&st, "simhash_clusters nodes", sizeof(ClusterNode));
 	cs.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	pairs_enumerate(&st, cluster_union, &cs);
@@ -992,16 +1417,26 @@ simhash_clusters(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* ---- simhash_dedup: greedy over the pairs sorted by (id_b, id_a) ---- */
+/*
+ * ---- simhash_dedup: greedy over the pairs of representatives sorted by
+ * (id_b, id_a) ----
+ *
+ * A link has the fingerprint of its representative, a smaller id: it is
+ * dropped as a duplicate of the representative when that is kept, else of
+ * the same kept id as the representative (that is the smallest kept id within
+ * k bits of their fingerprint: a smaller one would have dropped the
+ * representative, and kept ids between the two are larger).
+ */
 
 typedef struct DedupEntry
 {
-	int64		id;				/* hash key: a dropped id */
+	int64		id;				/* hash key: a dropped representative */
 	int64		duplicate_of;	/* the smallest kept id within k bits */
 } DedupEntry;
 
 typedef struct DedupState
 {
+	PairsState *st;
 	Tuplesortstate *sort;
 	TupleTableSlot *slot;
 	HTAB	   *dropped;
@@ -1039,27 +1474,28 @@ dedup_decide(DedupState *ds)
 		int64		id_b = DatumGetInt64(slot_getattr(ds->slot, 1, &isnull));
 		int64		id_a = DatumGetInt64(slot_getattr(ds->slot, 2, &isnull));
 		DedupEntry *entry;
+		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
 		if (hash_search(ds->dropped, &id_b, HASH_FIND, NULL) != NULL ||
 			hash_search(ds->dropped, &id_a, HASH_FIND, NULL) != NULL)
 			continue;
-		entry = hash_search(ds->dropped, &id_b, HASH_ENTER, NULL);
+		entry = pairs_map_enter(ds->st, ds->dropped, id_b, &found);
 		entry->duplicate_of = id_a;
 	}
 	tuplesort_end(ds->sort);
 }
 
 static void
-dedup_put_row(const PairsRow *row, void *arg)
+dedup_put_row(int64 id, int64 rep, void *arg)
 {
 	DedupState *ds = (DedupState *) arg;
-	DedupEntry *entry = hash_search(ds->dropped, &row->id, HASH_FIND, NULL);
+	DedupEntry *entry = hash_search(ds->dropped, &rep, HASH_FIND, NULL);
 	Datum		values[2];
-	bool		nulls[2] = {false, entry == NULL};
+	bool		nulls[2] = {false, entry == NULL && id == rep};
 
-	values[0] = Int64GetDatum(row->id);
-	values[1] = entry != NULL ? Int64GetDatum(entry->duplicate_of) : (Datum) 0;
+	values[0] = Int64GetDatum(id);
+	values[1] = Int64GetDatum(entry != NULL ? entry->duplicate_of : rep);
 	tuplestore_putvalues(ds->rsinfo->setResult, ds->rsinfo->setDesc, values, nulls);
 }
 
@@ -1076,7 +1512,7 @@ simhash_dedup(PG_FUNCTION_ARGS)
 	bool		nulls_first[2] = {false, false};
 	MemoryContext old;
 
-	pairs_begin(&st, fcinfo, "simhash_dedup");
+	pairs_begin(&st, fcinfo, "simhash_dedup", true);
 
 	old = MemoryContextSwitchTo(st.cxt);
 	desc = CreateTemplateTupleDesc(2);
@@ -1091,6 +1527,7 @@ simhash_dedup(PG_FUNCTION_ARGS)
 								   work_mem, NULL, false);
 #endif
 	MemoryContextSwitchTo(old);
+	ds.st = &st;
 	ds.dropped = pairs_id_map(&st, "simhash_dedup dropped ids", sizeof(DedupEntry));
 	ds.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 

@@ -31,6 +31,8 @@
 # How to run (from the repository root, after make install):
 #   bash test/bench_pairs.sh            100k, 1M and 10M (about 15 minutes)
 #   bash test/bench_pairs.sh --quick    100k and 1M only
+#   bash test/bench_pairs.sh --skew     skewed inputs (many identical
+#                                       fingerprints): test/bench_pairs_skew.sh
 # Output: a markdown table on stdout and in test/out/bench_pairs.md; the
 # plans of the hand-written joins go to test/out/bench_pairs.plans.txt.
 set -euo pipefail
@@ -43,8 +45,9 @@ mkdir -p test/out
 sizes="100000 1000000 10000000"
 case "${1:-}" in
 	--quick) sizes="100000 1000000" ;;
+	--skew) shift; exec bash test/bench_pairs_skew.sh "$@" ;;
 	"") ;;
-	*) echo "usage: bash test/bench_pairs.sh [--quick]" >&2; exit 2 ;;
+	*) echo "usage: bash test/bench_pairs.sh [--quick | --skew [TABLE...]]" >&2; exit 2 ;;
 esac
 
 source test/cluster.sh
