@@ -188,6 +188,15 @@ CREATE INDEX scratch_fp ON scratch USING hamming (fp);
 INSERT INTO scratch SELECT fp FROM centers;
 SET enable_seqscan = off;
 SELECT count(*) AS unlogged_exact_matches FROM scratch s, centers c WHERE s.fp <~> c.fp <= 0;
+-- a count needs no condition and no column: a bitmap scan or an index-only
+-- scan over every entry, NULLs too
+INSERT INTO scratch VALUES (NULL), (NULL);
+EXPLAIN (COSTS OFF) SELECT count(*) FROM scratch;
+SELECT count(*) AS bitmap_count FROM scratch;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM scratch;
+SELECT count(*) AS index_only_count FROM scratch;
+RESET enable_bitmapscan;
 RESET enable_seqscan;
 
 -- on a table of a realistic size, the planner picks the index by itself for

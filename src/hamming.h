@@ -132,6 +132,8 @@ typedef struct HammingScanOpaqueData
 	bool		nulls_phase;	/* ordered: every fingerprint returned, NULL rows now */
 	bool		have_last;		/* ordered: the last row returned, to resume after */
 	HammingHit	last;
+
+	IndexTuple	null_itup;		/* what an index-only scan gets (no column is returned) */
 } HammingScanOpaqueData;
 
 typedef HammingScanOpaqueData *HammingScanOpaque;

@@ -392,6 +392,22 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 
 			scan->xs_heaptid = hit->tid;
 			scan->xs_recheck = false;
+			if (scan->xs_want_itup)
+			{
+				/*
+				 * An index-only scan that needs no column (count(*)): the
+				 * fingerprint is not returned, a NULL stands for it.
+				 */
+				if (so->null_itup == NULL)
+				{
+					Datum		value = (Datum) 0;
+					bool		isnull = true;
+
+					so->null_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
+				}
+				scan->xs_itup = so->null_itup;
+				scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+			}
 			if (scan->numberOfOrderBys > 0)
 			{
 				bool		null_distance = !so->ordered || so->nulls_phase;
@@ -461,6 +477,8 @@ hamming_end_scan(IndexScanDesc scan)
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 
 	pfree(so->hits);
+	if (so->null_itup)
+		pfree(so->null_itup);
 	pfree(so->center);
 	pfree(so->radius);
 	pfree(so);
