@@ -209,6 +209,11 @@ EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 12;
 EXPLAIN (COSTS OFF) SELECT id FROM big ORDER BY fp <~> '0123456789abcdef' LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 40;
+-- beside a GIN index, GIN serves the small radii (it probes) and leaves the
+-- larger ones, where its probes cost more than a pass, to this index
+CREATE INDEX big_fp_gin ON big USING gin (fp);
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 9;
 
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);

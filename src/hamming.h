@@ -26,7 +26,7 @@
 #ifndef HAMMING_H
 #define HAMMING_H
 
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
@@ -36,8 +36,7 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 
-/* strategies of simhash_hamming_ops (1..3 as in the GIN and GiST classes) */
-#define HAMMING_STRATEGY_NEAREST	4	/* ORDER BY simhash <-> simhash */
+/* strategies of simhash_hamming_ops: SIMHASH_STRATEGY_* of radius.h */
 #define HAMMING_NSTRATEGIES			4
 
 /* page layout */

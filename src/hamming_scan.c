@@ -356,7 +356,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->ordered = scan->numberOfOrderBys > 0 && !(scan->orderByData[0].sk_flags & SK_ISNULL);
 	if (so->ordered)
 	{
-		if (scan->orderByData[0].sk_strategy != HAMMING_STRATEGY_NEAREST)
+		if (scan->orderByData[0].sk_strategy != SIMHASH_STRATEGY_NEAREST)
 			elog(ERROR, "hamming: unrecognized ordering strategy %d", scan->orderByData[0].sk_strategy);
 		so->query = DatumGetSimhash(scan->orderByData[0].sk_argument);
 	}

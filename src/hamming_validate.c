@@ -84,7 +84,7 @@ hamming_validate(Oid opclassoid)
 			result = false;
 			continue;
 		}
-		if (oprform->amopstrategy == HAMMING_STRATEGY_NEAREST)
+		if (oprform->amopstrategy == SIMHASH_STRATEGY_NEAREST)
 			ok = oprform->amoppurpose == AMOP_ORDER &&
 				opfamily_can_sort_type(oprform->amopsortfamily, INT4OID) &&
 				check_amop_signature(oprform->amopopr, INT4OID, opcintype, opcintype);
