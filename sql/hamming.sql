@@ -215,6 +215,16 @@ CREATE INDEX big_fp_gin ON big USING gin (fp);
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 9;
 
+-- an exclusion constraint with % rejects near-copies (within the session's
+-- simhash.max_distance)
+CREATE TABLE distinct_docs (id int, fp simhash, EXCLUDE USING hamming (fp WITH %));
+SET simhash.max_distance = 3;
+INSERT INTO distinct_docs VALUES (1, '0123456789abcdef'), (2, 'fedcba9876543210');
+INSERT INTO distinct_docs VALUES (3, '0123456789abcdec');
+INSERT INTO distinct_docs VALUES (4, '0123456789abcd00');
+RESET simhash.max_distance;
+SELECT id FROM distinct_docs ORDER BY id;
+
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);
 CREATE INDEX ON docs USING hamming (id);
