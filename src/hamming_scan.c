@@ -19,7 +19,7 @@
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 
-#define HAMMING_FIRST_BATCH		64
+#define HAMMING_FIRST_BATCH		HAMMING_PAGE_CAPACITY	/* also the size of a page's hits */
 #define HAMMING_BATCH_GROWTH	8
 
 /*
@@ -121,6 +121,8 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 
 	want_nulls &= so->nconds == 0;
+	if (!want_data && !want_nulls)
+		return false;
 	if (so->nblocks == InvalidBlockNumber)
 		so->nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
 	while (so->next_block < so->nblocks)
@@ -293,7 +295,7 @@ hamming_begin_scan(Relation index, int nkeys, int norderbys)
 
 	so->center = palloc(sizeof(simhash) * Max(nkeys, 1));
 	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
-	so->batch_size = Max(HAMMING_FIRST_BATCH, HAMMING_PAGE_CAPACITY);
+	so->batch_size = HAMMING_FIRST_BATCH;
 	so->hits = palloc(sizeof(HammingHit) * so->batch_size);
 	if (norderbys > 0)
 	{
@@ -369,7 +371,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->done = false;
 	so->nulls_phase = false;
 	so->have_last = false;
-	so->batch_size = Max(HAMMING_FIRST_BATCH, HAMMING_PAGE_CAPACITY);
+	so->batch_size = HAMMING_FIRST_BATCH;
 }
 
 bool
