@@ -132,10 +132,8 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(scan->indexRelation, blkno);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
-		hamming_check_page(scan->indexRelation, page, blkno);
 		so->nhits = 0;
 		so->next_hit = 0;
 		if (want_data && hamming_page_is(page, HAMMING_DATA))
@@ -259,10 +257,8 @@ ordered_pass(IndexScanDesc scan)
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(scan->indexRelation, blkno);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
-		hamming_check_page(scan->indexRelation, page, blkno);
 		if (hamming_page_is(page, HAMMING_DATA))
 			n = offer_page(so, page, so->hits, n, &cutoff);
 		UnlockReleaseBuffer(buffer);
