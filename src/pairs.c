@@ -37,7 +37,7 @@
  * (the representatives that have near-duplicates) are bounded by
  * work_mem * hash_mem_multiplier, and fail beyond it.
  */
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include <math.h>
 

@@ -21,7 +21,7 @@
  * is correct; on a Citus worker, reading the worker's own setting would be a
  * silent wrong answer, so there the operator raises an error instead.
  */
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
