@@ -85,5 +85,6 @@ extern double simhash_random_within_fraction(int k);
 /* gin_cost.c */
 extern void simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks);
 extern bool simhash_gin_slower_than_packed_scan(int k, int nblocks);
+extern bool simhash_gin_slower_than_heap_scan(int k, int nblocks);
 
 #endif							/* SIMHASH_RADIUS_H */

@@ -9,8 +9,8 @@
  * 2. Those functions carry simhash_within_support.  When either fingerprint
  *	  argument is an indexed column, it offers the index condition
  *	  "column <@ simhash_ball(other, k)", which the GIN and hamming classes
- *	  serve (a GIN index declines when a hamming index on the same key would
- *	  be faster, see gin_cost.c).  The index condition is exact for
+ *	  serve (a GIN index declines when a sequential scan, or a hamming
+ *	  index on the same key, would be faster: see gin_cost.c).  The index condition is exact for
  *	  simhash_within and lossy for simhash_at_distance.  It also estimates
  *	  their selectivity.
  * 3. Restriction and join estimators of the <@, @> and % operators.
@@ -278,13 +278,15 @@ same_key(const IndexOptInfo *a, int acol, const IndexOptInfo *b)
 }
 
 /*
- * Should a GIN simhash_ops index leave "within k bits" to a hamming index on
- * the same key?  Yes when its probes are modeled slower than a full pass over
- * the hamming index: GIN's own cost estimate counts posting lists, not the
- * consistent checks that grow with k, and would win the comparison anyway.
+ * Should a GIN simhash_ops index decline "within k bits"?  GIN's own cost
+ * estimate counts posting lists, not the consistent checks and heap fetches
+ * that grow with k, so it would win comparisons it loses in time.  It
+ * declines when its probes are modeled slower than a sequential scan (k >= 11
+ * with 5 blocks), or slower than a full pass over a hamming index on the same
+ * key (k >= 7 with 5 blocks) when there is one.
  */
 static bool
-gin_defers_to_hamming(SupportRequestIndexCondition *req, int k)
+gin_declines(SupportRequestIndexCondition *req, int k)
 {
 	IndexOptInfo *gin = req->index;
 	int			nblocks = SIMHASH_GIN_DEFAULT_BLOCKS;
@@ -294,6 +296,8 @@ gin_defers_to_hamming(SupportRequestIndexCondition *req, int k)
 		return false;
 	if (gin->opclassoptions && gin->opclassoptions[req->indexcol])
 		nblocks = ((SimhashGinOptions *) gin->opclassoptions[req->indexcol])->blocks;
+	if (simhash_gin_slower_than_heap_scan(k, nblocks))
+		return true;
 	if (!simhash_gin_slower_than_packed_scan(k, nblocks))
 		return false;
 	foreach(lc, gin->rel->indexlist)
@@ -373,7 +377,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 #endif
 		if (bms_is_member(req->index->rel->relid, outside))
 			PG_RETURN_POINTER(NULL);
-		if (gin_defers_to_hamming(req, estimated_distance(req->root, k, req->funcid)))
+		if (gin_declines(req, estimated_distance(req->root, k, req->funcid)))
 			PG_RETURN_POINTER(NULL);
 
 		simhash_type = exprType(indexed);
