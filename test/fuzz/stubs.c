@@ -31,12 +31,11 @@
 
 sigjmp_buf *fuzz_error_jump = NULL;
 int			fuzz_error_sqlstate = 0;
-static int	error_level;
 
 bool
 errstart(int elevel, const char *domain)
 {
-	error_level = elevel;
+	fuzz_error_sqlstate = ERRCODE_INTERNAL_ERROR;	/* PostgreSQL's default */
 	return elevel >= ERROR;		/* lower levels are not reported */
 }
 
@@ -70,8 +69,6 @@ errmsg(const char *fmt,...)
 int
 errmsg_internal(const char *fmt,...)
 {
-	/* elog(): an internal error, never expected from any input */
-	fuzz_error_sqlstate = ERRCODE_INTERNAL_ERROR;
 	return 0;
 }
 
