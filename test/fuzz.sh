@@ -21,6 +21,7 @@ CC=${FUZZ_CC:-clang}
 out=test/out/fuzz
 mkdir -p "$out"
 
+command -v "$CC" >/dev/null || { echo "fuzz.sh: $CC not found (Debian: apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 inc=$("$PG_CONFIG" --includedir-server)
 pgcommon=
 for dir in "$("$PG_CONFIG" --libdir)" "$("$PG_CONFIG" --pkglibdir)"; do
