@@ -274,7 +274,7 @@ COMMENT ON OPERATOR FAMILY simhash_gist_ops USING gist IS 'GiST operator family 
 -- sorted GiST builds need PostgreSQL 14
 DO $$
 BEGIN
-	IF current_setting('server_version_num')::int >= 140000 THEN
+	IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 OPERATOR(pg_catalog.>=) 140000 THEN
 		ALTER OPERATOR FAMILY simhash_gist_ops USING gist
 			ADD FUNCTION 11 (simhash) simhash_gist_sortsupport(internal);
 	END IF;

@@ -13,7 +13,6 @@ SELECT ''::simhash;
 SELECT '0123456789abcde'::simhash;
 SELECT '0123456789abcdef0'::simhash;
 SELECT '0123456789abcdeg'::simhash;
-SELECT ' 0123456789abcdef'::simhash;
 SELECT '0x23456789abcdef'::simhash;
 -- the parser reads simhash('literal') as a cast, and the hint shows the fix
 SELECT simhash('hello world');

@@ -1,9 +1,8 @@
 /*
  * ball.c
  *	  Near-duplicate predicates and their building blocks: the simhash_ball
- *	  type (all fingerprints within r bits of a center), simhash_within(),
- *	  the % operator with its simhash.max_distance setting, and the block
- *	  functions.
+ *	  operators (the type's I/O is in ball_io.c), simhash_within(), the %
+ *	  operator with its simhash.max_distance setting, and the block functions.
  */
 #include "radius.h"
 
@@ -76,75 +75,6 @@ simhash_random_within_fraction(int k)
 	return sum / ldexp(1.0, SIMHASH_BITS);
 }
 
-/* ---- the simhash_ball type ---- */
-
-static SimhashBall *
-make_ball(simhash center, int32 radius)
-{
-	SimhashBall *ball = palloc0(sizeof(SimhashBall));
-
-	ball->center = center;
-	ball->radius = radius;
-	return ball;
-}
-
-PG_FUNCTION_INFO_V1(simhash_ball_in);
-Datum
-simhash_ball_in(PG_FUNCTION_ARGS)
-{
-	char	   *str = PG_GETARG_CSTRING(0);
-	char		hex[17];
-	int			radius;
-	int			consumed = 0;
-
-	if (sscanf(str, " (%16[0-9a-fA-F] , %d ) %n", hex, &radius, &consumed) != 2 ||
-		str[consumed] != '\0' || strlen(hex) != 16)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash_ball", str),
-				 errhint("A simhash_ball is written as (center,radius), for example '(0123456789abcdef,3)'.")));
-	simhash_check_distance(radius);
-	PG_RETURN_POINTER(make_ball(DatumGetSimhash(DirectFunctionCall1(simhash_in, CStringGetDatum(hex))),
-								radius));
-}
-
-PG_FUNCTION_INFO_V1(simhash_ball_out);
-Datum
-simhash_ball_out(PG_FUNCTION_ARGS)
-{
-	SimhashBall *ball = PG_GETARG_SIMHASH_BALL_P(0);
-	char	   *center = DatumGetCString(DirectFunctionCall1(simhash_out, SimhashGetDatum(ball->center)));
-
-	PG_RETURN_CSTRING(psprintf("(%s,%d)", center, ball->radius));
-}
-
-/*
- * simhash_ball(center, radius): radii outside 0..64 are clamped (a negative
- * radius gives the empty ball), so that any integer comparison of a distance
- * can be expressed as a ball.
- */
-PG_FUNCTION_INFO_V1(simhash_ball);
-Datum
-simhash_ball(PG_FUNCTION_ARGS)
-{
-	int32		radius = PG_GETARG_INT32(1);
-
-	radius = Max(-1, Min(radius, SIMHASH_BITS));
-	PG_RETURN_POINTER(make_ball(PG_GETARG_SIMHASH(0), radius));
-}
-
-PG_FUNCTION_INFO_V1(simhash_ball_center);
-Datum
-simhash_ball_center(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_SIMHASH(PG_GETARG_SIMHASH_BALL_P(0)->center);
-}
-
-PG_FUNCTION_INFO_V1(simhash_ball_radius);
-Datum
-simhash_ball_radius(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(PG_GETARG_SIMHASH_BALL_P(0)->radius);
 }
 
 /* ---- predicates ---- */

@@ -65,6 +65,32 @@ extern void simhash_check_blocks(int nblocks);
 extern Datum simhash_in(PG_FUNCTION_ARGS);
 extern Datum simhash_out(PG_FUNCTION_ARGS);
 
+/* the text form, shared by the input and output of simhash and simhash_ball */
+#define SIMHASH_HEX_DIGITS		16
+
+extern size_t simhash_parse_hex(const char *s, simhash *result);
+extern void simhash_format_hex(simhash fp, char *out);
+
+/* white space around a value, as int8in skips it (isspace in the C locale) */
+static inline bool
+simhash_isspace(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/*
+ * An input function's error: on PostgreSQL 16 and later a soft error when the
+ * caller passed an ErrorSaveContext (pg_input_is_valid(), COPY ... ON_ERROR),
+ * and the function returns; otherwise (and always before 16) an ERROR.  Only
+ * usable in the input function itself.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/miscnodes.h"
+#define SIMHASH_INPUT_ERROR(fcinfo, rest) ereturn((fcinfo)->context, (Datum) 0, rest)
+#else
+#define SIMHASH_INPUT_ERROR(fcinfo, rest) ereport(ERROR, rest)
+#endif
+
 /*
  * Fingerprint builder: 64 vote counters.  Unit-weight features (term
  * frequency) go through a carry-save bit-plane counter; weighted features

@@ -25,37 +25,81 @@ hex_value(char c)
 	return -1;
 }
 
+/*
+ * The length of the run of hexadecimal digits at s; when it is 16, their
+ * value is in *result.
+ */
+size_t
+simhash_parse_hex(const char *s, simhash *result)
+{
+	simhash		value = 0;
+	size_t		n;
+
+	for (n = 0; hex_value(s[n]) >= 0; n++)
+		value = (value << 4) | (uint64) hex_value(s[n]);
+	*result = value;
+	return n;
+}
+
+/* writes the 16 lower-case digits of fp and a NUL to out */
+void
+simhash_format_hex(simhash fp, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	int			i;
+
+	for (i = SIMHASH_HEX_DIGITS - 1; i >= 0; i--)
+	{
+		out[i] = digits[fp & 0xF];
+		fp >>= 4;
+	}
+	out[SIMHASH_HEX_DIGITS] = '\0';
+}
+
 #define SIMHASH_INPUT_HINT \
 	errhint("A simhash value is written as exactly 16 hexadecimal digits, for example '0123456789abcdef'. " \
 			"To fingerprint a string, pass it as text: simhash('your text'::text).")
 
+/*
+ * Text input: 16 hexadecimal digits, either case, with optional white space
+ * before and after (as int8in allows); nothing else.  Everything before the
+ * first unexpected character is ASCII, so its byte offset is its character
+ * number.
+ */
 PG_FUNCTION_INFO_V1(simhash_in);
 Datum
 simhash_in(PG_FUNCTION_ARGS)
 {
 	char	   *str = PG_GETARG_CSTRING(0);
-	size_t		len = strlen(str);
-	simhash		result = 0;
-	size_t		i;
+	const char *digits = str;
+	const char *end;
+	simhash		result;
+	size_t		ndigits;
 
-	if (len != 16)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
-				 errdetail("Expected 16 hexadecimal digits, found %zu characters.", len),
-				 SIMHASH_INPUT_HINT));
-	for (i = 0; i < len; i++)
-	{
-		int			v = hex_value(str[i]);
-
-		if (v < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-					 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
-					 errdetail("Character %zu is not a hexadecimal digit.", i + 1),
-					 SIMHASH_INPUT_HINT));
-		result = (result << 4) | (uint64) v;
-	}
+	while (simhash_isspace(*digits))
+		digits++;
+	ndigits = simhash_parse_hex(digits, &result);
+	end = digits + ndigits;
+	if (*end != '\0' && !simhash_isspace(*end))
+		SIMHASH_INPUT_ERROR(fcinfo,
+							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+							 errdetail("Character %zu is not a hexadecimal digit.", (size_t) (end - str) + 1),
+							 SIMHASH_INPUT_HINT));
+	while (simhash_isspace(*end))
+		end++;
+	if (*end != '\0')
+		SIMHASH_INPUT_ERROR(fcinfo,
+							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+							 errdetail("White space is allowed only before and after the digits."),
+							 SIMHASH_INPUT_HINT));
+	if (ndigits != SIMHASH_HEX_DIGITS)
+		SIMHASH_INPUT_ERROR(fcinfo,
+							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+							 errdetail("Expected 16 hexadecimal digits, found %zu.", ndigits),
+							 SIMHASH_INPUT_HINT));
 	PG_RETURN_SIMHASH(result);
 }
 
@@ -63,17 +107,9 @@ PG_FUNCTION_INFO_V1(simhash_out);
 Datum
 simhash_out(PG_FUNCTION_ARGS)
 {
-	simhash		fp = PG_GETARG_SIMHASH(0);
-	static const char digits[] = "0123456789abcdef";
-	char	   *out = palloc(17);
-	int			i;
+	char	   *out = palloc(SIMHASH_HEX_DIGITS + 1);
 
-	for (i = 15; i >= 0; i--)
-	{
-		out[i] = digits[fp & 0xF];
-		fp >>= 4;
-	}
-	out[16] = '\0';
+	simhash_format_hex(PG_GETARG_SIMHASH(0), out);
 	PG_RETURN_CSTRING(out);
 }
 

@@ -1,0 +1,171 @@
+/*
+ * fuzz_fingerprint.c
+ *	  libFuzzer target: simhash(text, n, weighting) and simhash_ngram() on
+ *	  arbitrary valid UTF-8 (what a UTF-8 database holds), through the SQL
+ *	  entry points.  Two oracles:
+ *	  - the fingerprint equals a plain recomputation from the features
+ *		simhash_tokenize() emits (per-bit vote sums of the weighted distinct
+ *		features, no bit-plane counter, no hash table);
+ *	  - the tokenizer's piecewise normalization gives the same features as
+ *		the input normalized to NFKC as a whole first (texts of up to
+ *		NFKC_ORACLE_MAX_LEN bytes).
+ *	  The first byte chooses the features (words or characters), the size n
+ *	  and the weighting; the rest is the text, cut at its first byte that is
+ *	  not valid UTF-8.
+ */
+#include "simhash.h"
+
+#include <stdlib.h>
+
+#include "common/unicode_norm.h"
+#include "fuzz.h"
+#include "mb/pg_wchar.h"
+
+/*
+ * the frontend unicode_normalize() of libpgcommon recomposes by a linear
+ * search of its table: slow enough to check whole-text NFKC on short texts only
+ */
+#define NFKC_ORACLE_MAX_LEN 512
+
+extern Datum simhash_text(PG_FUNCTION_ARGS);
+extern Datum simhash_ngram(PG_FUNCTION_ARGS);
+
+typedef struct Features
+{
+	uint64	   *hash;
+	size_t		n;
+	size_t		cap;
+} Features;
+
+static void
+collect(uint64 hash, void *arg)
+{
+	Features   *f = arg;
+
+	if (f->n == f->cap)
+	{
+		f->cap = f->cap ? 2 * f->cap : 256;
+		f->hash = realloc(f->hash, f->cap * sizeof(uint64));
+	}
+	f->hash[f->n++] = hash;
+}
+
+static int
+cmp_hash(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* weighting 0 = tf, 1 = binary, 2 = sublinear */
+static simhash
+recompute(Features *f, int weighting)
+{
+	int64		vote[64] = {0};
+	simhash		result = 0;
+	size_t		i,
+				j;
+	int			bit;
+
+	qsort(f->hash, f->n, sizeof(uint64), cmp_hash);
+	for (i = 0; i < f->n; i = j)
+	{
+		int64		count,
+					w;
+
+		for (j = i; j < f->n && f->hash[j] == f->hash[i]; j++)
+			;
+		count = j - i;
+		w = weighting == 0 ? count : weighting == 1 ? 1 : 1 + pg_leftmost_one_pos64(count);
+		for (bit = 0; bit < 64; bit++)
+			vote[bit] += ((f->hash[i] >> bit) & 1) ? w : -w;
+	}
+	for (bit = 0; bit < 64; bit++)
+		if (vote[bit] > 0)
+			result |= UINT64CONST(1) << bit;
+	return result;
+}
+
+static text *
+make_text(const char *s, size_t len)
+{
+	text	   *t = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(t, VARHDRSZ + len);
+	memcpy(VARDATA(t), s, len);
+	return t;
+}
+
+/* s (valid UTF-8) normalized to NFKC as a whole, as UTF-8, malloc'd */
+static char *
+nfkc_whole(const char *s, size_t len, size_t *outlen)
+{
+	pg_wchar   *wide = malloc((len + 1) * sizeof(pg_wchar));
+	pg_wchar   *norm;
+	char	   *out;
+	size_t		n = 0,
+				i,
+				o = 0;
+
+	for (i = 0; i < len; i += pg_utf_mblen((const unsigned char *) s + i))
+		wide[n++] = utf8_to_unicode((const unsigned char *) s + i);
+	wide[n] = 0;
+	norm = unicode_normalize(UNICODE_NFKC, wide);
+	for (n = 0; norm[n] != 0; n++)
+		;
+	out = malloc(4 * n + 1);
+	for (i = 0; i < n; i++)
+		o += pg_utf_mblen(unicode_to_utf8(norm[i], (unsigned char *) out + o));
+	free(wide);
+	free(norm);
+	*outlen = o;
+	return out;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const weightings[] = {"tf", "binary", "sublinear"};
+	SimhashFeatureKind kind;
+	int			n,
+				weighting;
+	const char *body;
+	size_t		len,
+				nlen;
+	Datum		result;
+	Features	f = {0},
+				g = {0};
+	char	   *normalized;
+
+	if (size < 1)
+		return 0;
+	kind = (data[0] & 1) ? SIMHASH_FEATURE_CHARS : SIMHASH_FEATURE_WORDS;
+	n = ((data[0] >> 1) & 15) + 1;
+	weighting = (data[0] >> 5) % 3;
+	body = (const char *) data + 1;
+	len = pg_encoding_verifymbstr(PG_UTF8, body, size - 1);
+
+	FUZZ_CHECK(fuzz_call(kind == SIMHASH_FEATURE_WORDS ? simhash_text : simhash_ngram, &result, 3,
+						 PointerGetDatum(make_text(body, len)), Int32GetDatum(n),
+						 PointerGetDatum(make_text(weightings[weighting], strlen(weightings[weighting])))));
+	fuzz_reset_memory();
+
+	simhash_tokenize(body, len, kind, n, collect, &f);
+	fuzz_reset_memory();
+	FUZZ_CHECK(DatumGetSimhash(result) == recompute(&f, weighting));
+
+	if (len <= NFKC_ORACLE_MAX_LEN)
+	{
+		normalized = nfkc_whole(body, len, &nlen);
+		simhash_tokenize(normalized, nlen, kind, n, collect, &g);
+		fuzz_reset_memory();
+		qsort(g.hash, g.n, sizeof(uint64), cmp_hash);	/* f is sorted by recompute() */
+		FUZZ_CHECK(f.n == g.n && (f.n == 0 || memcmp(f.hash, g.hash, f.n * sizeof(uint64)) == 0));
+		free(normalized);
+	}
+	free(f.hash);
+	free(g.hash);
+	return 0;
+}
