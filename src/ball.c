@@ -75,8 +75,6 @@ simhash_random_within_fraction(int k)
 	return sum / ldexp(1.0, SIMHASH_BITS);
 }
 
-}
-
 /* ---- predicates ---- */
 
 PG_FUNCTION_INFO_V1(simhash_in_ball);
