@@ -66,17 +66,18 @@ extern Datum simhash_in(PG_FUNCTION_ARGS);
 extern Datum simhash_out(PG_FUNCTION_ARGS);
 
 /*
- * Fingerprint builder: 64 vote counters.  Unit-weight features (term
- * frequency) go through a carry-save bit-plane counter; weighted features
- * through float8 sums.  simhash_acc_finish() takes the sign of each counter
- * (bit i set when counter i > 0; ties give 0).
+ * Fingerprint builder: 64 vote counters.  Features of integer weight go
+ * through a carry-save bit-plane counter (bit i of planes[p] is bit p of
+ * counter i); weighted features through float8 sums.  simhash_acc_finish()
+ * takes the sign of each counter (bit i set when counter i > 0; ties give 0).
  */
 #define SIMHASH_PLANES 20
 
 typedef struct SimhashAcc
 {
 	uint64		planes[SIMHASH_PLANES]; /* bit-sliced counts of set bits */
-	uint64		nunit;			/* unit-weight features added */
+	uint64		nunit;			/* total integer weight added */
+	uint32		pending;		/* weight added to planes since their flush */
 	int64		counts[64];		/* flushed counts of set bits */
 	double		weighted[64];	/* signed sums of weighted features */
 	bool		has_weighted;
@@ -84,6 +85,8 @@ typedef struct SimhashAcc
 
 extern void simhash_acc_init(SimhashAcc *acc);
 extern void simhash_acc_add_unit(SimhashAcc *acc, uint64 hash);
+extern void simhash_acc_add_units(SimhashAcc *acc, const uint64 *hashes, int n);
+extern void simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 weight);
 extern void simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight);
 extern simhash simhash_acc_finish(SimhashAcc *acc);
 
@@ -98,5 +101,11 @@ typedef void (*SimhashFeatureCallback) (uint64 hash, void *arg);
 
 extern void simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind,
 							 int n, SimhashFeatureCallback emit, void *arg);
+
+/* the same features, handed over up to 256 at a time (faster) */
+typedef void (*SimhashFeatureBatchCallback) (const uint64 *hashes, int n, void *arg);
+
+extern void simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind,
+								   int n, SimhashFeatureBatchCallback emit, void *arg);
 
 #endif							/* SIMHASH_H */
