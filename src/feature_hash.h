@@ -38,6 +38,17 @@ simhash_feature_hash(const char *bytes, size_t len)
 	return XXH3_64bits_withSeed(bytes, len, SIMHASH_SEED);
 }
 
+/* the same hash for 4 to 8 bytes (a CJK bigram) */
+static pg_attribute_always_inline uint64
+simhash_hash_4to8(const unsigned char *bytes, size_t len)
+{
+#if XXH_VERSION_NUMBER >= 800 && XXH_VERSION_NUMBER < 900
+	return XXH3_len_4to8_64b(bytes, len, XXH3_kSecret, SIMHASH_SEED);
+#else
+	return simhash_feature_hash((const char *) bytes, len);
+#endif
+}
+
 static pg_attribute_always_inline uint64
 simhash_shingle_hash(const uint64 *hashes, int n)
 {

@@ -445,7 +445,10 @@ ascii_pieces(const unsigned char *s, size_t pos, size_t len, uint64 *v)
 	return s[pos + 8] < 0x80 ? 8 : 7;
 }
 
-/* word features over ASCII from pos up to about stop; returns the new pos */
+/*
+ * Word features over ASCII from pos up to about stop; returns the new pos.
+ * One run of WORD bytes or of separators (or its first 8 bytes) a step.
+ */
 static size_t
 ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
 {
@@ -453,64 +456,52 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_
 	{
 		uint64		v;
 		int			usable = ascii_pieces(s, pos, len, &v);
-		uint64		words,
-					lower;
-		int			k = 0;
+		uint64		words;
+		int			run;
 
 		if (usable <= 0)
 			break;
 		words = ascii_word_bits(v);
-		lower = v | SH_BYTES(0x20);	/* lower case, for letters and digits */
-		while (k < usable)
+		if (words & 0x80)
 		{
-			uint64		x = words >> (8 * k);
-			int			run;
+			/* a run of WORD bytes, lower-cased (letters and digits) */
+			uint64		ends = ~words & SH_HIGH_BITS;
+			uint64		lower = v | SH_BYTES(0x20);
 
-			if (x & 0x80)
+			run = ends ? first_byte(ends) : 8;
+			run = Min(run, usable);
+			if (t->cjk_run > 0)
+				end_cjk_run(t);
+			if (unlikely(t->wordchars + run > SH_MAX_WORD_CHARS))
 			{
-				/* a run of WORD bytes */
-				uint64		ends = ~x & SH_HIGH_BITS;
-
-				run = ends ? first_byte(ends) : 8 - k;
-				run = Min(run, usable - k);
-				if (t->cjk_run > 0)
-					end_cjk_run(t);
-				while (run > 0)
-				{
-					int			take;
-
-					if (t->wordchars == SH_MAX_WORD_CHARS)
-						end_word(t);
-					take = Min(run, SH_MAX_WORD_CHARS - t->wordchars);
-					store_le64(t->word + t->wordlen, lower >> (8 * k));
-					t->wordlen += take;
-					t->wordchars += take;
-					k += take;
-					run -= take;
-				}
-			}
-			else
-			{
-				/* a run of SPACE and OTHER bytes */
-				run = x ? first_byte(x) : 8 - k;
-				run = Min(run, usable - k);
-				if (t->wordlen > 0)
+				if (t->wordchars == SH_MAX_WORD_CHARS)
 					end_word(t);
-				if (t->cjk_run > 0)
-				{
-					int			i;
+				run = Min(run, SH_MAX_WORD_CHARS - t->wordchars);
+			}
+			store_le64(t->word + t->wordlen, lower);
+			t->wordlen += run;
+			t->wordchars += run;
+		}
+		else
+		{
+			/* a run of SPACE and OTHER bytes */
+			run = words ? first_byte(words) : 8;
+			run = Min(run, usable);
+			if (t->wordlen > 0)
+				end_word(t);
+			if (t->cjk_run > 0)
+			{
+				int			i;
 
-					for (i = 0; i < run; i++)
-						if ((sh_uc_stage2[0][s[pos + k + i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
-						{
-							end_cjk_run(t);
-							break;
-						}
-				}
-				k += run;
+				for (i = 0; i < run; i++)
+					if ((sh_uc_stage2[0][s[pos + i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
+					{
+						end_cjk_run(t);
+						break;
+					}
 			}
 		}
-		pos += usable;
+		pos += run;
 	}
 	return pos;
 }
@@ -589,7 +580,7 @@ cjk_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t 
 			uint64		h;
 
 			if (t->cjk_prev_end == pos)
-				h = simhash_feature_hash((const char *) s + pos - 3, 6);
+				h = simhash_hash_4to8(s + pos - 3, 6);
 			else
 			{
 				unsigned char buf[8];
