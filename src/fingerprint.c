@@ -9,9 +9,10 @@
 
 #include <math.h>
 
+#include "access/tupmacs.h"
 #include "catalog/pg_operator.h"
-#include "common/pg_prng.h"
 #include "catalog/pg_type.h"
+#include "common/pg_prng.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
@@ -605,15 +606,37 @@ simhash_ngram(PG_FUNCTION_ARGS)
 }
 
 /* hash of a feature given by the user, as UTF-8 bytes, not normalized */
-static uint64
-hash_given_feature(const char *s, int len)
+static inline uint64
+hash_given_feature(const char *s, int len, bool is_utf8)
 {
-	char	   *u = as_utf8(s, &len);
-	uint64		h = simhash_feature_hash(u, len);
+	char	   *u;
+	uint64		h;
 
+	if (is_utf8)
+		return simhash_feature_hash(s, len);
+	u = as_utf8(s, &len);
+	h = simhash_feature_hash(u, len);
 	if (u != s)
 		pfree(u);
 	return h;
+}
+
+/* features of weight 1, handed to the accumulator in batches */
+typedef struct UnitBatch
+{
+	int			n;
+	uint64		hashes[256];
+} UnitBatch;
+
+static inline void
+unit_batch_add(UnitBatch *b, SimhashAcc *acc, uint64 hash)
+{
+	b->hashes[b->n++] = hash;
+	if (b->n == lengthof(b->hashes))
+	{
+		simhash_acc_add_units(acc, b->hashes, b->n);
+		b->n = 0;
+	}
 }
 
 PG_FUNCTION_INFO_V1(simhash_tsvector);
@@ -623,19 +646,26 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	TSVector	tsv = PG_GETARG_TSVECTOR(0);
 	WordEntry  *entries = ARRPTR(tsv);
 	char	   *lexemes = STRPTR(tsv);
+	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	SimhashAcc	acc;
+	UnitBatch	batch;
 	int			i;
 
 	simhash_acc_init(&acc);
+	batch.n = 0;
 	for (i = 0; i < tsv->size; i++)
 	{
-		uint64		h = hash_given_feature(lexemes + entries[i].pos, entries[i].len);
+		uint64		h = hash_given_feature(lexemes + entries[i].pos, entries[i].len, is_utf8);
 		int			weight = entries[i].haspos ? POSDATALEN(tsv, &entries[i]) : 1;
 
-		CHECK_FOR_INTERRUPTS();
-		while (weight-- > 0)
-			simhash_acc_add_unit(&acc, h);
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (weight == 1)
+			unit_batch_add(&batch, &acc, h);
+		else
+			simhash_acc_add_times(&acc, h, weight);
 	}
+	simhash_acc_add_units(&acc, batch.hashes, batch.n);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
@@ -672,20 +702,36 @@ Datum
 simhash_features(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	Datum	   *values;
-	int			n,
-				i;
+	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
+	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	bits8	   *nulls = ARR_NULLBITMAP(arr);
+	const char *p = ARR_DATA_PTR(arr);
 	SimhashAcc	acc;
+	UnitBatch	batch;
+	int			i;
 
-	deconstruct_features(arr, &values, &n);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
 	simhash_acc_init(&acc);
+	batch.n = 0;
+	/* the elements in place (text: varlena, int alignment) */
 	for (i = 0; i < n; i++)
 	{
-		text	   *f = DatumGetTextPP(values[i]);
-
-		CHECK_FOR_INTERRUPTS();
-		simhash_acc_add_unit(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f)));
+		if (nulls && !(nulls[i / 8] & (1 << (i % 8))))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("feature array must not contain nulls"),
+					 errdetail("Element %d is null.", i + 1)));
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		unit_batch_add(&batch, &acc,
+					   hash_given_feature(VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), is_utf8));
+		p = att_addlength_pointer(p, -1, p);
+		p = (const char *) att_align_nominal(p, TYPALIGN_INT);
 	}
+	simhash_acc_add_units(&acc, batch.hashes, batch.n);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
@@ -695,6 +741,7 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	ArrayType  *warr = PG_GETARG_ARRAYTYPE_P(1);
+	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	Datum	   *values;
 	Datum	   *weights;
 	bool	   *wnulls;
@@ -729,7 +776,7 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 					 errdetail("Element %d is null.", i + 1)));
 		w = DatumGetFloat8(weights[i]);
 		check_weight(w);
-		simhash_acc_add_weighted(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f)), w);
+		simhash_acc_add_weighted(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f), is_utf8), w);
 	}
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
@@ -759,7 +806,8 @@ simhash_agg_transfn(PG_FUNCTION_ARGS)
 		double		w = PG_GETARG_FLOAT8(2);
 
 		check_weight(w);
-		simhash_acc_add_weighted(acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f)), w);
+		simhash_acc_add_weighted(acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f),
+														  GetDatabaseEncoding() == PG_UTF8), w);
 	}
 	PG_RETURN_POINTER(acc);
 }
