@@ -391,42 +391,53 @@ static void
 sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 {
 	FeatureTable *tab = sink->table;
-	int			k;
+	int			k = 0;
 
-	for (k = 0; k < n; k++)
+	while (k < n)
 	{
-		uint64		hash = hashes[k];
-		uint64		tag = hash << 32;
+		/* the table in locals: the stores below cannot change them */
+		uint64	   *slots = tab->slots;
+		uint64	   *known = tab->hashes;
+		uint32	   *counts = tab->counts;
 		Size		mask = tab->size - 1;
-		Size		i = slot_of(hash, tab->shift);
-		uint64		slot;
+		int			shift = tab->shift;
+		Size		used = tab->used;
+		Size		room = tab->size / 2 - used;	/* new entries that fit */
 
-		while ((slot = tab->slots[i]) != 0)
+		for (; k < n; k++)
 		{
-			if ((slot & ~UINT64CONST(0xFFFFFFFF)) == tag &&
-				tab->hashes[(uint32) slot - 1] == hash)
-				break;
-			i = (i + 1) & mask;
+			uint64		hash = hashes[k];
+			uint64		tag = hash << 32;
+			Size		i = slot_of(hash, shift);
+			uint64		slot;
+
+			while ((slot = slots[i]) != 0)
+			{
+				if ((slot & ~UINT64CONST(0xFFFFFFFF)) == tag && known[(uint32) slot - 1] == hash)
+					break;
+				i = (i + 1) & mask;
+			}
+			if (slot != 0)
+				counts[(uint32) slot - 1]++;
+			else if (room > 0)
+			{
+				known[used] = hash;
+				counts[used] = 1;
+				slots[i] = tag | (used + 1);
+				used++;
+				room--;
+			}
+			else
+				break;			/* full: grow or spill, then this hash again */
 		}
-		if (slot != 0)
-		{
-			tab->counts[(uint32) slot - 1]++;
-			continue;
-		}
-		/* a new feature; keep at most size / 2 */
-		if ((tab->used + 1) * 2 > tab->size)
+		tab->used = used;
+		if (k < n)
 		{
 			if (tab->size < tab->max_size)
 				table_grow(tab);
 			else
 				sink_spill(sink);
-			k--;				/* look it up again */
-			continue;
 		}
-		tab->hashes[tab->used] = hash;
-		tab->counts[tab->used] = 1;
-		tab->slots[i] = tag | (tab->used + 1);
-		tab->used++;
 	}
 }
 

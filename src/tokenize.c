@@ -34,12 +34,12 @@
  * runs to the next inert character).  Two fast paths feed pieces without
  * decoding them one by one through the general path: runs of ASCII (eight
  * bytes at a time: word bytes are found, lower-cased and copied with word
- * arithmetic) and, for word features, runs of CJK characters of three UTF-8
- * bytes that normalization and lower-casing leave alone (a bigram is hashed
- * straight from the text).  In both, the last character before a character
- * the fast path does not know is left to the general path, which decides
- * whether it starts a normalization piece.  Features are handed to the
- * caller in batches.
+ * arithmetic) and runs of CJK characters of three UTF-8 bytes that
+ * normalization and lower-casing leave alone (a bigram is hashed straight
+ * from the text, a character n-gram takes its bytes).  In both, the last
+ * character before a character the fast path does not know is left to the
+ * general path, which decides whether it starts a normalization piece.
+ * Features are handed to the caller in batches.
  */
 #include "simhash.h"
 #include "feature_hash.h"
@@ -540,7 +540,7 @@ ascii_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_
 	return pos;
 }
 
-/* ---- fast path: CJK runs, word features ---- */
+/* ---- fast path: CJK runs ---- */
 
 /* CJK characters that normalization and lower-casing leave alone */
 #define SH_CJK_FAST_MASK	(SH_UC_CLASS_MASK | SH_UC_INERT | SH_UC_UNASSIGNED | \
@@ -554,7 +554,7 @@ decode3(const unsigned char *p)
 }
 
 static size_t
-cjk_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
+cjk_run(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
 {
 	pg_wchar	cp;
 	uint8		props;
@@ -573,6 +573,20 @@ cjk_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t 
 		if (!(nxt_props & SH_UC_INERT))
 			break;
 		/* cp is a piece of its own: feed it */
+		if (t->kind == SIMHASH_FEATURE_CHARS)
+		{
+			if (t->gap && t->nchars > 0 && !t->last_cjk)
+				push_char_bytes(t, (const unsigned char *) " ", 1);
+			push_char_bytes(t, s + pos, 3);
+			t->gap = false;
+			t->last_cjk = true;
+			pos += 3;
+			if (pos >= stop || pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
+				break;
+			cp = nxt;
+			props = nxt_props;
+			continue;
+		}
 		if (t->wordlen > 0)
 			end_word(t);
 		if (t->cjk_run > 0)
@@ -769,8 +783,8 @@ simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind, in
 		if (s[pos] < 0x80)
 			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, stop, len)
 				: ascii_chars(&t, s, pos, stop, len);
-		else if (kind == SIMHASH_FEATURE_WORDS && (s[pos] & 0xF0) == 0xE0)
-			p = cjk_words(&t, s, pos, stop, len);
+		else if ((s[pos] & 0xF0) == 0xE0)
+			p = cjk_run(&t, s, pos, stop, len);
 		else
 			p = pos;
 		pos = p != pos ? p : general_piece(&t, s, pos, len);
