@@ -13,13 +13,43 @@
 #define SIMHASH_SEED		0	/* pinned: changing it changes every fingerprint */
 #define SIMHASH_MAX_SHINGLE	16
 
-static inline uint64
+/*
+ * XXH3_64bits_withSeed() itself, with its dispatch on the length done here:
+ * the compiler does not inline the whole function, but features are short
+ * (a word, a bigram, a shingle of a few hashes), and the code for short
+ * inputs is small.  The inputs of 0 to 128 bytes take the very functions
+ * XXH3_64bits_withSeed() calls for them (xxHash 0.8.x internals, so another
+ * xxHash version takes the public function).
+ */
+#if XXH_VERSION_NUMBER >= 800 && XXH_VERSION_NUMBER < 900
+#define SIMHASH_XXH3_SHORT(bytes, len) \
+	((len) <= 16 ? \
+	 XXH3_len_0to16_64b((const xxh_u8 *) (bytes), (len), XXH3_kSecret, SIMHASH_SEED) : \
+	 XXH3_len_17to128_64b((const xxh_u8 *) (bytes), (len), XXH3_kSecret, sizeof(XXH3_kSecret), SIMHASH_SEED))
+#else
+#define SIMHASH_XXH3_SHORT(bytes, len) XXH3_64bits_withSeed((bytes), (len), SIMHASH_SEED)
+#endif
+
+static pg_attribute_always_inline uint64
 simhash_feature_hash(const char *bytes, size_t len)
 {
+	if (likely(len <= 128))
+		return SIMHASH_XXH3_SHORT(bytes, len);
 	return XXH3_64bits_withSeed(bytes, len, SIMHASH_SEED);
 }
 
-static inline uint64
+/* the same hash for 4 to 8 bytes (a CJK bigram) */
+static pg_attribute_always_inline uint64
+simhash_hash_4to8(const unsigned char *bytes, size_t len)
+{
+#if XXH_VERSION_NUMBER >= 800 && XXH_VERSION_NUMBER < 900
+	return XXH3_len_4to8_64b(bytes, len, XXH3_kSecret, SIMHASH_SEED);
+#else
+	return simhash_feature_hash((const char *) bytes, len);
+#endif
+}
+
+static pg_attribute_always_inline uint64
 simhash_shingle_hash(const uint64 *hashes, int n)
 {
 #ifdef WORDS_BIGENDIAN
@@ -30,9 +60,9 @@ simhash_shingle_hash(const uint64 *hashes, int n)
 	for (i = 0; i < n; i++)
 		for (b = 0; b < 8; b++)
 			buf[i * 8 + b] = (unsigned char) (hashes[i] >> (8 * b));
-	return XXH3_64bits_withSeed(buf, (size_t) n * 8, SIMHASH_SEED);
+	return SIMHASH_XXH3_SHORT(buf, (size_t) n * 8);
 #else
-	return XXH3_64bits_withSeed(hashes, (size_t) n * 8, SIMHASH_SEED);
+	return SIMHASH_XXH3_SHORT(hashes, (size_t) n * 8);
 #endif
 }
 

@@ -9,8 +9,10 @@
 
 #include <math.h>
 
+#include "access/tupmacs.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "common/pg_prng.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
@@ -21,6 +23,9 @@
 #include "feature_hash.h"
 
 /* ---- accumulator ---- */
+
+/* the planes hold counts below 2^SIMHASH_PLANES: flush before they could not */
+#define ACC_FLUSH_AT	(1U << (SIMHASH_PLANES - 1))
 
 void
 simhash_acc_init(SimhashAcc *acc)
@@ -47,18 +52,17 @@ acc_flush_planes(SimhashAcc *acc)
 		}
 		acc->planes[p] = 0;
 	}
+	acc->pending = 0;
 }
 
 /*
- * Add one feature of weight 1: count, per bit, how many hashes had it set,
- * with a binary counter kept bit-sliced across planes (an increment touches
- * two planes on average).
+ * Add 2^p to the counter of every bit set in hash: a binary increment of the
+ * bit-sliced counters from plane p up (it touches two planes on average).
  */
-void
-simhash_acc_add_unit(SimhashAcc *acc, uint64 hash)
+static inline void
+acc_add_at(SimhashAcc *acc, uint64 hash, int p)
 {
 	uint64		carry = hash;
-	int			p = 0;
 
 	while (carry)
 	{
@@ -68,9 +72,107 @@ simhash_acc_add_unit(SimhashAcc *acc, uint64 hash)
 		carry &= plane;
 		p++;
 	}
-	acc->nunit++;
-	if ((acc->nunit & ((UINT64CONST(1) << (SIMHASH_PLANES - 1)) - 1)) == 0)
+}
+
+/* after adding weight w (at most ACC_FLUSH_AT) to the planes */
+static inline void
+acc_added(SimhashAcc *acc, uint32 w)
+{
+	acc->nunit += w;
+	acc->pending += w;
+	if (acc->pending >= ACC_FLUSH_AT)
 		acc_flush_planes(acc);
+}
+
+/* Add one feature of weight 1: count, per bit, how many hashes had it set. */
+void
+simhash_acc_add_unit(SimhashAcc *acc, uint64 hash)
+{
+	acc_add_at(acc, hash, 0);
+	acc_added(acc, 1);
+}
+
+/* a carry-save adder: h:l = a + b + c, bitwise */
+#define CSA(h, l, a, b, c) \
+	do { \
+		uint64		u_ = (a) ^ (b); \
+		uint64		c_ = (c); \
+		(h) = ((a) & (b)) | (u_ & c_); \
+		(l) = u_ ^ c_; \
+	} while (0)
+
+/*
+ * Add features of weight 1, sixteen at a time with the Harley-Seal adder
+ * tree: planes 0 to 3 are its ones, twos, fours and eights, and only its
+ * sixteens go through a (branchy) increment of the planes from 4 up.  The
+ * counts are the same as adding the hashes one by one.
+ */
+void
+simhash_acc_add_units(SimhashAcc *acc, const uint64 *h, int n)
+{
+	uint64		ones = acc->planes[0],
+				twos = acc->planes[1],
+				fours = acc->planes[2],
+				eights = acc->planes[3];
+
+	for (; n >= 16; n -= 16, h += 16)
+	{
+		uint64		twosA,
+					twosB,
+					foursA,
+					foursB,
+					eightsA,
+					eightsB,
+					sixteens;
+
+		CSA(twosA, ones, ones, h[0], h[1]);
+		CSA(twosB, ones, ones, h[2], h[3]);
+		CSA(foursA, twos, twos, twosA, twosB);
+		CSA(twosA, ones, ones, h[4], h[5]);
+		CSA(twosB, ones, ones, h[6], h[7]);
+		CSA(foursB, twos, twos, twosA, twosB);
+		CSA(eightsA, fours, fours, foursA, foursB);
+		CSA(twosA, ones, ones, h[8], h[9]);
+		CSA(twosB, ones, ones, h[10], h[11]);
+		CSA(foursA, twos, twos, twosA, twosB);
+		CSA(twosA, ones, ones, h[12], h[13]);
+		CSA(twosB, ones, ones, h[14], h[15]);
+		CSA(foursB, twos, twos, twosA, twosB);
+		CSA(eightsB, fours, fours, foursA, foursB);
+		CSA(sixteens, eights, eights, eightsA, eightsB);
+		acc_add_at(acc, sixteens, 4);
+		acc->planes[0] = ones;
+		acc->planes[1] = twos;
+		acc->planes[2] = fours;
+		acc->planes[3] = eights;
+		acc_added(acc, 16);
+		/* a flush empties the planes */
+		ones = acc->planes[0];
+		twos = acc->planes[1];
+		fours = acc->planes[2];
+		eights = acc->planes[3];
+	}
+	for (; n > 0; n--, h++)
+		simhash_acc_add_unit(acc, *h);
+}
+
+/* Add one feature of integer weight w: 2^p for each bit p set in w. */
+void
+simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 w)
+{
+	while (w > 0)
+	{
+		uint32		part = Min(w, ACC_FLUSH_AT);
+		uint32		rest = part;
+
+		while (rest)
+		{
+			acc_add_at(acc, hash, pg_rightmost_one_pos32(rest));
+			rest &= rest - 1;
+		}
+		acc_added(acc, part);
+		w -= part;
+	}
 }
 
 void
@@ -115,17 +217,19 @@ typedef enum Weighting
 static Weighting
 parse_weighting(text *arg)
 {
-	char	   *s = text_to_cstring(arg);
+	const char *s = VARDATA_ANY(arg);
+	int			len = VARSIZE_ANY_EXHDR(arg);
 
-	if (strcmp(s, "tf") == 0)
-		return WEIGHT_TF;
-	if (strcmp(s, "binary") == 0)
-		return WEIGHT_BINARY;
-	if (strcmp(s, "sublinear") == 0)
+#define WEIGHTING_IS(name) (len == strlen(name) && memcmp(s, name, len) == 0)
+	if (WEIGHTING_IS("sublinear"))
 		return WEIGHT_SUBLINEAR;
+	if (WEIGHTING_IS("tf"))
+		return WEIGHT_TF;
+	if (WEIGHTING_IS("binary"))
+		return WEIGHT_BINARY;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid simhash weighting \"%s\"", s),
+			 errmsg("invalid simhash weighting \"%s\"", text_to_cstring(arg)),
 			 errhint("Valid weightings are \"tf\", \"binary\" and \"sublinear\".")));
 	return WEIGHT_TF;			/* keep compiler quiet */
 }
@@ -142,83 +246,125 @@ parse_size(int32 n, const char *what)
 
 /*
  * Feature collection.  Term frequency needs no memory: each occurrence votes
- * once.  The other weightings need each distinct feature's count, kept in an
- * open-addressing hash table of feature hashes (which are uniform already).
- * The table stays within work_mem: when it would outgrow it, its contents go
- * to a tuplesort (each hash as many times as it was counted, which spills to
+ * once.  The other weightings need each distinct feature's count: the
+ * distinct features are kept in insertion order (hashes[], counts[]) and
+ * found through an open-addressing table of slots, each holding an entry's
+ * number and 32 bits of its hash (so that a probe rarely reads an entry that
+ * is not the one sought).  A slot is chosen by multiplying the hash, which is
+ * uniform already, by an odd number drawn once per backend, so that no text
+ * can be made to pile its features onto a few slots.  The arrays live as long
+ * as the calling expression (fn_extra) and are reused row after row.  They
+ * stay within work_mem: when the table would outgrow it, its contents go to
+ * a tuplesort (each hash as many times as it was counted, which spills to
  * disk by itself) and it starts empty; at the end the sorted hashes are
  * counted again.  The votes are integer sums, so the result is the same.
  */
-typedef struct FeatureCount
+typedef struct FeatureTable
 {
-	uint64		hash;
-	uint32		count;			/* 0: empty slot */
-} FeatureCount;
+	uint64	   *slots;			/* entry + 1 | low 32 bits of hash << 32; 0:
+								 * empty */
+	uint64	   *hashes;			/* distinct features, in insertion order */
+	uint32	   *counts;
+	Size		size;			/* slots in use, a power of 2 */
+	int			shift;			/* 64 - log2(size) */
+	Size		used;			/* entries, at most size / 2 */
+	Size		allocated;		/* slots allocated (entries: half) */
+	Size		max_size;		/* the most slots work_mem allows */
+	MemoryContext mcxt;			/* of the arrays */
+} FeatureTable;
 
 typedef struct FeatureSink
 {
 	Weighting	weighting;
 	SimhashAcc	acc;
-	FeatureCount *table;
-	Size		size;			/* slots, a power of 2 */
-	Size		used;
-	Size		max_size;		/* the most slots work_mem allows */
+	FeatureTable *table;
 	Tuplesortstate *spill;		/* counted hashes, once the table overflowed */
 } FeatureSink;
 
-/* expected_features sizes the table so that it rarely grows */
-static void
-sink_init(FeatureSink *sink, Weighting weighting, Size expected_features)
+static uint64 slot_multiplier;	/* odd; 0 until drawn */
+
+static inline Size
+slot_of(uint64 hash, int shift)
 {
-	sink->weighting = weighting;
-	simhash_acc_init(&sink->acc);
-	sink->size = sink->used = 0;
-	sink->table = NULL;
-	sink->spill = NULL;
-	sink->max_size = 64;
-	while (sink->max_size * 2 * sizeof(FeatureCount) <= (Size) work_mem * 1024)
-		sink->max_size *= 2;
-	if (weighting != WEIGHT_TF)
+	return (Size) ((hash * slot_multiplier) >> shift);
+}
+
+static void
+table_set_size(FeatureTable *tab, Size size)
+{
+	tab->size = size;
+	tab->shift = 64 - pg_leftmost_one_pos64(size);
+	memset(tab->slots, 0, size * sizeof(uint64));
+}
+
+/* an empty table of at least 2 * expected_features slots (within work_mem) */
+static void
+table_reset(FeatureTable *tab, Size expected_features)
+{
+	Size		size = 64;
+
+	if (slot_multiplier == 0)
+		slot_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
+	/* a slot takes 8 bytes and an entry 12, half as many entries as slots */
+	tab->max_size = 64;
+	while (tab->max_size * 2 * 14 <= (Size) work_mem * 1024)
+		tab->max_size *= 2;
+	while (size < 2 * expected_features && size < Min((Size) 1 << 16, tab->max_size))
+		size *= 2;
+	if (tab->allocated < size)
 	{
-		sink->size = 64;
-		while (sink->size < 2 * expected_features && sink->size < Min((Size) 1 << 16, sink->max_size))
-			sink->size *= 2;
-		sink->table = palloc_extended(sink->size * sizeof(FeatureCount),
-									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		if (tab->slots)
+		{
+			pfree(tab->slots);
+			pfree(tab->hashes);
+			pfree(tab->counts);
+		}
+		tab->slots = MemoryContextAllocHuge(tab->mcxt, size * sizeof(uint64));
+		tab->hashes = MemoryContextAllocHuge(tab->mcxt, size / 2 * sizeof(uint64));
+		tab->counts = MemoryContextAllocHuge(tab->mcxt, size / 2 * sizeof(uint32));
+		tab->allocated = size;
 	}
+	tab->used = 0;
+	table_set_size(tab, size);
 }
 
-static inline FeatureCount *
-sink_slot(FeatureCount *table, Size size, uint64 hash)
+/* the slot of entry e, which is not in the table yet */
+static inline void
+table_link(FeatureTable *tab, Size e)
 {
-	Size		i = (Size) hash & (size - 1);
+	uint64		hash = tab->hashes[e];
+	Size		mask = tab->size - 1;
+	Size		i = slot_of(hash, tab->shift);
 
-	while (table[i].count != 0 && table[i].hash != hash)
-		i = (i + 1) & (size - 1);
-	return &table[i];
+	while (tab->slots[i] != 0)
+		i = (i + 1) & mask;
+	tab->slots[i] = (hash << 32) | (e + 1);
 }
 
 static void
-sink_grow(FeatureSink *sink)
+table_grow(FeatureTable *tab)
 {
-	Size		newsize = sink->size * 2;
-	FeatureCount *newtable = palloc_extended(newsize * sizeof(FeatureCount),
-											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	Size		i;
+	Size		newsize = tab->size * 2;
+	Size		e;
 
-	for (i = 0; i < sink->size; i++)
-		if (sink->table[i].count != 0)
-			*sink_slot(newtable, newsize, sink->table[i].hash) = sink->table[i];
-	pfree(sink->table);
-	sink->table = newtable;
-	sink->size = newsize;
+	if (tab->allocated < newsize)
+	{
+		tab->slots = repalloc_huge(tab->slots, newsize * sizeof(uint64));
+		tab->hashes = repalloc_huge(tab->hashes, newsize / 2 * sizeof(uint64));
+		tab->counts = repalloc_huge(tab->counts, newsize / 2 * sizeof(uint32));
+		tab->allocated = newsize;
+	}
+	table_set_size(tab, newsize);
+	for (e = 0; e < tab->used; e++)
+		table_link(tab, e);
 }
 
 /* move the table's counts to the tuplesort and empty it */
 static void
 sink_spill(FeatureSink *sink)
 {
-	Size		i;
+	FeatureTable *tab = sink->table;
+	Size		e;
 
 	if (sink->spill == NULL)
 #if PG_VERSION_NUM >= 150000
@@ -228,60 +374,97 @@ sink_spill(FeatureSink *sink)
 		sink->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
 											work_mem, NULL, false);
 #endif
-	for (i = 0; i < sink->size; i++)
+	for (e = 0; e < tab->used; e++)
 	{
 		uint32		count;
 
 		CHECK_FOR_INTERRUPTS();
-		for (count = sink->table[i].count; count > 0; count--)
-			tuplesort_putdatum(sink->spill, Int64GetDatum((int64) sink->table[i].hash), false);
+		for (count = tab->counts[e]; count > 0; count--)
+			tuplesort_putdatum(sink->spill, Int64GetDatum((int64) tab->hashes[e]), false);
 	}
-	memset(sink->table, 0, sink->size * sizeof(FeatureCount));
-	sink->used = 0;
+	tab->used = 0;
+	memset(tab->slots, 0, tab->size * sizeof(uint64));
+}
+
+/* count one occurrence of each hash */
+static void
+sink_count(FeatureSink *sink, const uint64 *hashes, int n)
+{
+	FeatureTable *tab = sink->table;
+	int			k = 0;
+
+	while (k < n)
+	{
+		/* the table in locals: the stores below cannot change them */
+		uint64	   *slots = tab->slots;
+		uint64	   *known = tab->hashes;
+		uint32	   *counts = tab->counts;
+		Size		mask = tab->size - 1;
+		int			shift = tab->shift;
+		Size		used = tab->used;
+		Size		room = tab->size / 2 - used;	/* new entries that fit */
+
+		for (; k < n; k++)
+		{
+			uint64		hash = hashes[k];
+			uint64		tag = hash << 32;
+			Size		i = slot_of(hash, shift);
+			uint64		slot;
+
+			while ((slot = slots[i]) != 0)
+			{
+				if ((slot & ~UINT64CONST(0xFFFFFFFF)) == tag && known[(uint32) slot - 1] == hash)
+					break;
+				i = (i + 1) & mask;
+			}
+			if (slot != 0)
+				counts[(uint32) slot - 1]++;
+			else if (room > 0)
+			{
+				known[used] = hash;
+				counts[used] = 1;
+				slots[i] = tag | (used + 1);
+				used++;
+				room--;
+			}
+			else
+				break;			/* full: grow or spill, then this hash again */
+		}
+		tab->used = used;
+		if (k < n)
+		{
+			if (tab->size < tab->max_size)
+				table_grow(tab);
+			else
+				sink_spill(sink);
+		}
+	}
 }
 
 static void
-sink_add(uint64 hash, void *arg)
+sink_add(const uint64 *hashes, int n, void *arg)
 {
 	FeatureSink *sink = (FeatureSink *) arg;
-	FeatureCount *slot;
 
 	if (sink->weighting == WEIGHT_TF)
-	{
-		simhash_acc_add_unit(&sink->acc, hash);
-		return;
-	}
-	slot = sink_slot(sink->table, sink->size, hash);
-	if (slot->count == 0)
-	{
-		slot->hash = hash;
-		sink->used++;
-	}
-	slot->count++;
-	if (sink->used * 2 > sink->size)
-	{
-		if (sink->size < sink->max_size)
-			sink_grow(sink);
-		else
-			sink_spill(sink);
-	}
+		simhash_acc_add_units(&sink->acc, hashes, n);
+	else
+		sink_count(sink, hashes, n);
 }
 
-/* one distinct feature's votes */
-static void
-sink_vote(FeatureSink *sink, uint64 hash, uint32 count)
+static inline uint32
+sink_weight(FeatureSink *sink, uint32 count)
 {
-	uint32		weight = sink->weighting == WEIGHT_SUBLINEAR ? 1 + pg_leftmost_one_pos32(count) : 1;
-
-	while (weight-- > 0)
-		simhash_acc_add_unit(&sink->acc, hash);
+	return sink->weighting == WEIGHT_SUBLINEAR ? 1 + pg_leftmost_one_pos32(count) : 1;
 }
 
 static simhash
 sink_finish(FeatureSink *sink)
 {
-	Size		i;
+	FeatureTable *tab = sink->table;
 
+	if (sink->weighting == WEIGHT_TF)
+		return simhash_acc_finish(&sink->acc);
 	if (sink->spill != NULL)
 	{
 		Datum		value;
@@ -302,24 +485,42 @@ sink_finish(FeatureSink *sink)
 			CHECK_FOR_INTERRUPTS();
 			if (count > 0 && hash != current)
 			{
-				sink_vote(sink, current, count);
+				simhash_acc_add_times(&sink->acc, current, sink_weight(sink, count));
 				count = 0;
 			}
 			current = hash;
 			count++;
 		}
 		if (count > 0)
-			sink_vote(sink, current, count);
+			simhash_acc_add_times(&sink->acc, current, sink_weight(sink, count));
 		tuplesort_end(sink->spill);
+		sink->spill = NULL;
 	}
+	else if (sink->weighting == WEIGHT_BINARY)
+		simhash_acc_add_units(&sink->acc, tab->hashes, (int) tab->used);
 	else
 	{
-		for (i = 0; i < sink->size; i++)
-			if (sink->table[i].count != 0)
-				sink_vote(sink, sink->table[i].hash, sink->table[i].count);
+		/* weight 1 (one occurrence) in batches, the others one by one */
+		uint64		ones[256];
+		int			nones = 0;
+		Size		e;
+
+		for (e = 0; e < tab->used; e++)
+		{
+			if (tab->counts[e] == 1)
+			{
+				ones[nones++] = tab->hashes[e];
+				if (nones == lengthof(ones))
+				{
+					simhash_acc_add_units(&sink->acc, ones, nones);
+					nones = 0;
+				}
+			}
+			else
+				simhash_acc_add_times(&sink->acc, tab->hashes[e], sink_weight(sink, tab->counts[e]));
+		}
+		simhash_acc_add_units(&sink->acc, ones, nones);
 	}
-	if (sink->table)
-		pfree(sink->table);
 	return simhash_acc_finish(&sink->acc);
 }
 
@@ -337,53 +538,116 @@ simhash_as_utf8(const char *s, int *len)
 	return u;
 }
 
-static simhash
-fingerprint_text(text *body, SimhashFeatureKind kind, int n, Weighting weighting)
+/*
+ * The table of distinct features of the calling expression, kept in
+ * fn_extra (or a new one, for a call without one).
+ */
+static FeatureTable *
+feature_table(FunctionCallInfo fcinfo)
 {
+	FeatureTable *tab;
+
+	if (fcinfo->flinfo != NULL && fcinfo->flinfo->fn_extra != NULL)
+		return (FeatureTable *) fcinfo->flinfo->fn_extra;
+	if (fcinfo->flinfo != NULL)
+	{
+		tab = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FeatureTable));
+		tab->mcxt = fcinfo->flinfo->fn_mcxt;
+		fcinfo->flinfo->fn_extra = tab;
+	}
+	else
+	{
+		tab = palloc0(sizeof(FeatureTable));
+		tab->mcxt = CurrentMemoryContext;
+	}
+	return tab;
+}
+
+static simhash
+fingerprint_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, int n, Weighting weighting)
+{
+	text	   *body = PG_GETARG_TEXT_PP(0);
 	FeatureSink sink;
 	int			len = VARSIZE_ANY_EXHDR(body);
 	char	   *utf8 = simhash_as_utf8(VARDATA_ANY(body), &len);
+	simhash		result;
 
-	/* about one feature per 4 bytes of text (a word, or a CJK character) */
-	sink_init(&sink, weighting, len / 4);
-	simhash_tokenize(utf8, len, kind, n, sink_add, &sink);
+	sink.weighting = weighting;
+	simhash_acc_init(&sink.acc);
+	sink.spill = NULL;
+	sink.table = NULL;
+	if (weighting != WEIGHT_TF)
+	{
+		sink.table = feature_table(fcinfo);
+		/* about one feature per 4 bytes of text (a word, or a CJK character) */
+		table_reset(sink.table, len / 4);
+	}
+	simhash_tokenize_batch(utf8, len, kind, n, sink_add, &sink);
 	if (utf8 != VARDATA_ANY(body))
 		pfree(utf8);
-	return sink_finish(&sink);
+	result = sink_finish(&sink);
+	if (sink.table != NULL && fcinfo->flinfo == NULL)
+	{
+		pfree(sink.table->slots);
+		pfree(sink.table->hashes);
+		pfree(sink.table->counts);
+		pfree(sink.table);
+	}
+	return result;
 }
 
 PG_FUNCTION_INFO_V1(simhash_text);
 Datum
 simhash_text(PG_FUNCTION_ARGS)
 {
-	text	   *body = PG_GETARG_TEXT_PP(0);
 	int			n = parse_size(PG_GETARG_INT32(1), "shingle");
 	Weighting	weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 
-	PG_RETURN_SIMHASH(fingerprint_text(body, SIMHASH_FEATURE_WORDS, n, weighting));
+	PG_RETURN_SIMHASH(fingerprint_text(fcinfo, SIMHASH_FEATURE_WORDS, n, weighting));
 }
 
 PG_FUNCTION_INFO_V1(simhash_ngram);
 Datum
 simhash_ngram(PG_FUNCTION_ARGS)
 {
-	text	   *body = PG_GETARG_TEXT_PP(0);
 	int			n = parse_size(PG_GETARG_INT32(1), "n");
 	Weighting	weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 
-	PG_RETURN_SIMHASH(fingerprint_text(body, SIMHASH_FEATURE_CHARS, n, weighting));
+	PG_RETURN_SIMHASH(fingerprint_text(fcinfo, SIMHASH_FEATURE_CHARS, n, weighting));
 }
 
 /* hash of a feature given by the user, as UTF-8 bytes, not normalized */
-static uint64
-hash_given_feature(const char *s, int len)
+static inline uint64
+hash_given_feature(const char *s, int len, bool is_utf8)
 {
-	char	   *u = simhash_as_utf8(s, &len);
-	uint64		h = simhash_feature_hash(u, len);
+	char	   *u;
+	uint64		h;
 
+	if (is_utf8)
+		return simhash_feature_hash(s, len);
+	u = simhash_as_utf8(s, &len);
+	h = simhash_feature_hash(u, len);
 	if (u != s)
 		pfree(u);
 	return h;
+}
+
+/* features of weight 1, handed to the accumulator in batches */
+typedef struct UnitBatch
+{
+	int			n;
+	uint64		hashes[256];
+} UnitBatch;
+
+static inline void
+unit_batch_add(UnitBatch *b, SimhashAcc *acc, uint64 hash)
+{
+	b->hashes[b->n++] = hash;
+	if (b->n == lengthof(b->hashes))
+	{
+		simhash_acc_add_units(acc, b->hashes, b->n);
+		b->n = 0;
+	}
 }
 
 PG_FUNCTION_INFO_V1(simhash_tsvector);
@@ -393,19 +657,26 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	TSVector	tsv = PG_GETARG_TSVECTOR(0);
 	WordEntry  *entries = ARRPTR(tsv);
 	char	   *lexemes = STRPTR(tsv);
+	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	SimhashAcc	acc;
+	UnitBatch	batch;
 	int			i;
 
 	simhash_acc_init(&acc);
+	batch.n = 0;
 	for (i = 0; i < tsv->size; i++)
 	{
-		uint64		h = hash_given_feature(lexemes + entries[i].pos, entries[i].len);
+		uint64		h = hash_given_feature(lexemes + entries[i].pos, entries[i].len, is_utf8);
 		int			weight = entries[i].haspos ? POSDATALEN(tsv, &entries[i]) : 1;
 
-		CHECK_FOR_INTERRUPTS();
-		while (weight-- > 0)
-			simhash_acc_add_unit(&acc, h);
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (weight == 1)
+			unit_batch_add(&batch, &acc, h);
+		else
+			simhash_acc_add_times(&acc, h, weight);
 	}
+	simhash_acc_add_units(&acc, batch.hashes, batch.n);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
@@ -442,20 +713,36 @@ Datum
 simhash_features(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	Datum	   *values;
-	int			n,
-				i;
+	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
+	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	bits8	   *nulls = ARR_NULLBITMAP(arr);
+	const char *p = ARR_DATA_PTR(arr);
 	SimhashAcc	acc;
+	UnitBatch	batch;
+	int			i;
 
-	deconstruct_features(arr, &values, &n);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
 	simhash_acc_init(&acc);
+	batch.n = 0;
+	/* the elements in place (text: varlena, int alignment) */
 	for (i = 0; i < n; i++)
 	{
-		text	   *f = DatumGetTextPP(values[i]);
-
-		CHECK_FOR_INTERRUPTS();
-		simhash_acc_add_unit(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f)));
+		if (nulls && !(nulls[i / 8] & (1 << (i % 8))))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("feature array must not contain nulls"),
+					 errdetail("Element %d is null.", i + 1)));
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		unit_batch_add(&batch, &acc,
+					   hash_given_feature(VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), is_utf8));
+		p = att_addlength_pointer(p, -1, p);
+		p = (const char *) att_align_nominal(p, TYPALIGN_INT);
 	}
+	simhash_acc_add_units(&acc, batch.hashes, batch.n);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
@@ -465,6 +752,7 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	ArrayType  *warr = PG_GETARG_ARRAYTYPE_P(1);
+	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	Datum	   *values;
 	Datum	   *weights;
 	bool	   *wnulls;
@@ -499,7 +787,7 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 					 errdetail("Element %d is null.", i + 1)));
 		w = DatumGetFloat8(weights[i]);
 		check_weight(w);
-		simhash_acc_add_weighted(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f)), w);
+		simhash_acc_add_weighted(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f), is_utf8), w);
 	}
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
@@ -529,7 +817,8 @@ simhash_agg_transfn(PG_FUNCTION_ARGS)
 		double		w = PG_GETARG_FLOAT8(2);
 
 		check_weight(w);
-		simhash_acc_add_weighted(acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f)), w);
+		simhash_acc_add_weighted(acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f),
+														  GetDatabaseEncoding() == PG_UTF8), w);
 	}
 	PG_RETURN_POINTER(acc);
 }

@@ -92,17 +92,18 @@ simhash_isspace(char c)
 #endif
 
 /*
- * Fingerprint builder: 64 vote counters.  Unit-weight features (term
- * frequency) go through a carry-save bit-plane counter; weighted features
- * through float8 sums.  simhash_acc_finish() takes the sign of each counter
- * (bit i set when counter i > 0; ties give 0).
+ * Fingerprint builder: 64 vote counters.  Features of integer weight go
+ * through a carry-save bit-plane counter (bit i of planes[p] is bit p of
+ * counter i); weighted features through float8 sums.  simhash_acc_finish()
+ * takes the sign of each counter (bit i set when counter i > 0; ties give 0).
  */
 #define SIMHASH_PLANES 20
 
 typedef struct SimhashAcc
 {
 	uint64		planes[SIMHASH_PLANES]; /* bit-sliced counts of set bits */
-	uint64		nunit;			/* unit-weight features added */
+	uint64		nunit;			/* total integer weight added */
+	uint32		pending;		/* weight added to planes since their flush */
 	int64		counts[64];		/* flushed counts of set bits */
 	double		weighted[64];	/* signed sums of weighted features */
 	bool		has_weighted;
@@ -110,6 +111,8 @@ typedef struct SimhashAcc
 
 extern void simhash_acc_init(SimhashAcc *acc);
 extern void simhash_acc_add_unit(SimhashAcc *acc, uint64 hash);
+extern void simhash_acc_add_units(SimhashAcc *acc, const uint64 *hashes, int n);
+extern void simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 weight);
 extern void simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight);
 extern simhash simhash_acc_finish(SimhashAcc *acc);
 
@@ -144,5 +147,10 @@ extern int64 *shingle_sorted_set(const char *data, int len, const Shingling *sh,
 extern double shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb);
 struct ArrayType;
 extern int64 *shingle_set_elements(struct ArrayType *arr, Size *count, const char *what);
+/* the same features, handed over up to 256 at a time (faster) */
+typedef void (*SimhashFeatureBatchCallback) (const uint64 *hashes, int n, void *arg);
+
+extern void simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind,
+								   int n, SimhashFeatureBatchCallback emit, void *arg);
 
 #endif							/* SIMHASH_H */

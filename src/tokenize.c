@@ -35,6 +35,21 @@
  * order, with one space between two of them that were separated by other
  * characters (none between two CJK characters); features are the n-grams of
  * that sequence (the whole sequence when it is shorter than n).
+ *
+ * How it is fast (the output is defined by the steps above alone): the text
+ * is cut into "pieces" that are normalized independently (an inert character
+ * followed by an inert character is a piece of its own; otherwise a piece
+ * runs to the next inert character).  Two fast paths feed pieces without
+ * decoding them one by one through the general path: runs of ASCII (eight
+ * bytes at a time: word bytes are found, lower-cased and copied with word
+ * arithmetic) and runs of CJK characters of three UTF-8 bytes that
+ * normalization and lower-casing leave alone (a bigram is hashed straight
+ * from the text, a character n-gram takes its bytes).  In both, the last
+ * character before a character the fast path does not know is left to the
+ * general path, which decides whether it starts a normalization piece.
+ * The fast paths serve word and character features; unit and letter
+ * features (shingle_similarity) take the general path throughout.
+ * Features are handed to the caller in batches.
  */
 #include "simhash.h"
 #include "feature_hash.h"
@@ -42,39 +57,62 @@
 #include "common/unicode_norm.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "port/pg_bswap.h"
 
 #include "unicode_table.h"
 
 #define SH_MAX_WORD_CHARS	256
 #define SH_MAX_N			SIMHASH_MAX_SHINGLE
 #define SH_MAX_SEGMENT		(1024 * 1024)	/* code points normalized at once */
+#define SH_BATCH			256 /* features handed to the caller at once */
+#define SH_GRAM_BUF			1024	/* bytes of the character n-gram window */
+#define SH_CHECK_EVERY		65536	/* bytes between CHECK_FOR_INTERRUPTS() */
+
+StaticAssertDecl(SH_MAX_N <= 16, "the n-gram ring holds 16 characters");
 
 typedef struct Tokenizer
 {
 	SimhashFeatureKind kind;
 	int			n;
-	SimhashFeatureCallback emit;
+	SimhashFeatureBatchCallback emit;
 	void	   *arg;
+	int			nbatch;
 
 	/* word features */
-	unsigned char word[SH_MAX_WORD_CHARS * 4];
 	int			wordlen;		/* bytes */
 	int			wordchars;		/* code points */
 	pg_wchar	cjk_prev;		/* last CJK character of the current run */
 	int			cjk_run;		/* characters in the current CJK run */
-	uint64		window[SH_MAX_N];	/* last n token hashes, oldest first */
+	size_t		cjk_prev_end;	/* end of cjk_prev in the text when it is
+								 * those bytes as they are (fast path), or 0 */
+	int			wpos;			/* next slot of window[] (mod n) */
 	uint64		ntokens;
 
-	/* character features */
-	pg_wchar	chars[SH_MAX_N];	/* last n characters (ring) */
+	/* character features: the UTF-8 of the last characters in gram[] */
 	uint64		nchars;
 	bool		gap;			/* a separator since the last character */
 	bool		last_cjk;		/* the last character was CJK */
+	int			gramlen;		/* bytes used in gram[] */
 
-	/* normalization segment */
+	/* the general path's look-ahead: the character at peek_pos */
+	size_t		peek_pos;
+	size_t		peek_next;
+	pg_wchar	peek_cp;
+	uint8		peek_props;
+
+	/* normalization segment, allocated when first needed */
 	pg_wchar   *seg;
 	int			seglen;
 	int			segcap;
+
+	/* buffers, each written before it is read (not zeroed) */
+	uint64		batch[SH_BATCH];
+	/* last n token hashes, each stored twice: oldest first at window[wpos] */
+	uint64		window[2 * SH_MAX_N];
+	/* the current word as UTF-8; 8 bytes of slack for 8-byte stores */
+	unsigned char word[SH_MAX_WORD_CHARS * 4 + 8];
+	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
+	unsigned char gram[SH_GRAM_BUF];
 } Tokenizer;
 
 /* UTF-8 (the input is already validated) */
@@ -156,27 +194,89 @@ map_lookup(const uint32 (*map)[2], int n, pg_wchar cp)
 	return cp;					/* keep compiler quiet */
 }
 
+/* ---- eight bytes at a time, byte i of the text in bits 8i..8i+7 ---- */
+
+#define SH_HIGH_BITS	UINT64CONST(0x8080808080808080)
+#define SH_BYTES(b)		(UINT64CONST(0x0101010101010101) * (b))
+
+static inline uint64
+load_le64(const unsigned char *p, size_t avail)
+{
+	uint64		v = 0;
+
+	memcpy(&v, p, Min(avail, 8));
+#ifdef WORDS_BIGENDIAN
+	v = pg_bswap64(v);
+#endif
+	return v;
+}
+
+static inline void
+store_le64(unsigned char *p, uint64 v)
+{
+#ifdef WORDS_BIGENDIAN
+	v = pg_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+
+/*
+ * For eight ASCII bytes: the high bit of each byte that is a WORD character
+ * (the ASCII WORD characters are exactly 0-9, A-Z and a-z).  No addition
+ * carries across bytes, since every byte is below 0x80.
+ */
+static inline uint64
+ascii_word_bits(uint64 v)
+{
+	uint64		l = v | SH_BYTES(0x20);
+	uint64		alpha = (l + SH_BYTES(0x80 - 'a')) & ~(l + SH_BYTES(0x80 - 'z' - 1));
+	uint64		digit = (v + SH_BYTES(0x80 - '0')) & ~(v + SH_BYTES(0x80 - '9' - 1));
+
+	return (alpha | digit) & SH_HIGH_BITS;
+}
+
+/* index of the lowest byte whose high bit is set in x (x != 0) */
+static inline int
+first_byte(uint64 x)
+{
+	return pg_rightmost_one_pos64(x) >> 3;
+}
+
 /* ---- feature emission ---- */
 
 static void
+flush_batch(Tokenizer *t)
+{
+	if (t->nbatch > 0)
+		t->emit(t->batch, t->nbatch, t->arg);
+	t->nbatch = 0;
+}
+
+static inline void
+emit_feature(Tokenizer *t, uint64 h)
+{
+	t->batch[t->nbatch++] = h;
+	if (unlikely(t->nbatch == SH_BATCH))
+		flush_batch(t);
+}
+
+static inline void
 emit_token(Tokenizer *t, uint64 h)
 {
-	if (t->n == 1)
+	int			n = t->n;
+
+	t->ntokens++;
+	if (n == 1)
 	{
-		t->ntokens++;
-		t->emit(h, t->arg);
+		emit_feature(t, h);
 		return;
 	}
-	if (t->ntokens < (uint64) t->n)
-		t->window[t->ntokens] = h;
-	else
-	{
-		memmove(t->window, t->window + 1, (t->n - 1) * sizeof(uint64));
-		t->window[t->n - 1] = h;
-	}
-	t->ntokens++;
-	if (t->ntokens >= (uint64) t->n)
-		t->emit(simhash_shingle_hash(t->window, t->n), t->arg);
+	t->window[t->wpos] = h;
+	t->window[t->wpos + n] = h;
+	if (++t->wpos == n)
+		t->wpos = 0;
+	if (t->ntokens >= (uint64) n)
+		emit_feature(t, simhash_shingle_hash(t->window + t->wpos, n));
 }
 
 static void
@@ -200,27 +300,46 @@ end_cjk_run(Tokenizer *t)
 	t->cjk_run = 0;
 }
 
-static void
-emit_char_ngram(Tokenizer *t, int len)
+/* appends one character's UTF-8 to the n-gram window and emits an n-gram */
+static inline void
+push_char_bytes(Tokenizer *t, const unsigned char *bytes, int len)
 {
-	unsigned char buf[SH_MAX_N * 4];
-	int			nbytes = 0;
-	int			i;
+	int			n = t->n;
 
-	for (i = 0; i < len; i++)
+	if (unlikely(t->gramlen + 4 > SH_GRAM_BUF))
 	{
-		nbytes += utf8_encode(t->chars[(t->nchars - len + i) % t->n], buf + nbytes);
+		/* keep the last n - 1 characters (there are more than 16) */
+		int			from = n == 1 ? t->gramlen : t->gramstart[(t->nchars - (n - 1)) & 15];
+		uint64		i;
+
+		memmove(t->gram, t->gram + from, t->gramlen - from);
+		t->gramlen -= from;
+		for (i = t->nchars - (n - 1); i < t->nchars; i++)
+			t->gramstart[i & 15] -= from;
 	}
-	t->emit(simhash_feature_hash((const char *) buf, nbytes), t->arg);
+	t->gramstart[t->nchars & 15] = t->gramlen;
+	memcpy(t->gram + t->gramlen, bytes, len);
+	t->gramlen += len;
+	t->nchars++;
+	if (t->nchars >= (uint64) n)
+	{
+		int			start = t->gramstart[(t->nchars - n) & 15];
+
+		emit_feature(t, simhash_feature_hash((const char *) t->gram + start, t->gramlen - start));
+	}
 }
 
-static void
-push_char(Tokenizer *t, pg_wchar c)
+/* a WORD or CJK character, for character features */
+static inline void
+push_char(Tokenizer *t, pg_wchar cp, bool cjk)
 {
-	t->chars[t->nchars % t->n] = c;
-	t->nchars++;
-	if (t->nchars >= (uint64) t->n)
-		emit_char_ngram(t, t->n);
+	unsigned char buf[4];
+
+	if (t->gap && t->nchars > 0 && !(cjk && t->last_cjk))
+		push_char_bytes(t, (const unsigned char *) " ", 1);
+	push_char_bytes(t, buf, utf8_encode(cp, buf));
+	t->gap = false;
+	t->last_cjk = cjk;
 }
 
 /* a SPACE or OTHER character: ends a word; OTHER also ends a CJK run */
@@ -233,33 +352,7 @@ separator(Tokenizer *t, int cls)
 		end_cjk_run(t);			/* a CJK run continues across white space */
 }
 
-/*
- * One ASCII character followed by another ASCII character (so no
- * normalization can involve it), for word features: the hot path.
- */
-static inline void
-feed_ascii_word(Tokenizer *t, unsigned char c, uint8 props)
-{
-	switch (props & SH_UC_CLASS_MASK)
-	{
-		case SH_UC_WORD:
-			if (t->cjk_run > 0)
-				end_cjk_run(t);
-			if (t->wordchars == SH_MAX_WORD_CHARS)
-				end_word(t);
-			t->word[t->wordlen++] = (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
-			t->wordchars++;
-			break;
-		default:
-			if (c == '_' && t->kind == SIMHASH_FEATURE_UNITS)
-				feed_ascii_word(t, c, SH_UC_WORD);
-			else
-				separator(t, props & SH_UC_CLASS_MASK);
-			break;
-	}
-}
-
-/* one normalized code point */
+/* one normalized code point, through the general path */
 static void
 feed(Tokenizer *t, pg_wchar cp, uint8 props)
 {
@@ -292,15 +385,7 @@ feed(Tokenizer *t, pg_wchar cp, uint8 props)
 	if (t->kind == SIMHASH_FEATURE_CHARS)
 	{
 		if (cls == SH_UC_WORD || cls == SH_UC_CJK)
-		{
-			bool		cjk = (cls == SH_UC_CJK);
-
-			if (t->gap && t->nchars > 0 && !(cjk && t->last_cjk))
-				push_char(t, ' ');
-			push_char(t, cp);
-			t->gap = false;
-			t->last_cjk = cjk;
-		}
+			push_char(t, cp, cls == SH_UC_CJK);
 		else
 			t->gap = true;
 		return;
@@ -338,6 +423,7 @@ feed(Tokenizer *t, pg_wchar cp, uint8 props)
 				emit_token(t, simhash_feature_hash((const char *) buf, len));
 			}
 			t->cjk_prev = cp;
+			t->cjk_prev_end = 0;
 			t->cjk_run++;
 			break;
 		default:
@@ -351,41 +437,239 @@ finish(Tokenizer *t)
 {
 	if (t->kind == SIMHASH_FEATURE_CHARS)
 	{
+		/* fewer than n characters: never compacted, so gram[] holds them all */
 		if (t->nchars > 0 && t->nchars < (uint64) t->n)
-			emit_char_ngram(t, (int) t->nchars);
-		return;
+			emit_feature(t, simhash_feature_hash((const char *) t->gram, t->gramlen));
 	}
-	end_word(t);
-	end_cjk_run(t);
-	if (t->ntokens > 0 && t->ntokens < (uint64) t->n)
-		t->emit(simhash_shingle_hash(t->window, (int) t->ntokens), t->arg);
+	else
+	{
+		end_word(t);
+		end_cjk_run(t);
+		/* fewer than n tokens: they are window[0 .. ntokens - 1] */
+		if (t->ntokens > 0 && t->ntokens < (uint64) t->n)
+			emit_feature(t, simhash_shingle_hash(t->window, (int) t->ntokens));
+	}
+	flush_batch(t);
 }
 
-/* ---- decoding and piecewise normalization ---- */
+/* ---- fast path: ASCII ---- */
 
 /*
- * Decode the code point at *pos (input already verified as UTF-8 by the
- * caller) and apply step 1 and the single-character NFKC shortcut.
+ * How many bytes from pos on are ASCII bytes each followed by an ASCII byte
+ * or by the end of the text (each such byte is a normalization piece of its
+ * own), looking at most at 8 of them; v gets the bytes (zero beyond len).
+ */
+static inline int
+ascii_pieces(const unsigned char *s, size_t pos, size_t len, uint64 *v)
+{
+	size_t		avail = len - pos;
+	uint64		high;
+
+	*v = load_le64(s + pos, avail);
+	high = *v & SH_HIGH_BITS;
+	if (high)
+		return first_byte(high) - 1;
+	if (avail <= 8)
+		return (int) avail;
+	return s[pos + 8] < 0x80 ? 8 : 7;
+}
+
+/*
+ * Word features over ASCII from pos up to about stop; returns the new pos.
+ * One run of WORD bytes or of separators (or its first 8 bytes) a step.
+ */
+static size_t
+ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
+{
+	while (pos < stop)
+	{
+		uint64		v;
+		int			usable = ascii_pieces(s, pos, len, &v);
+		uint64		words;
+		int			run;
+
+		if (usable <= 0)
+			break;
+		words = ascii_word_bits(v);
+		if (words & 0x80)
+		{
+			/* a run of WORD bytes, lower-cased (letters and digits) */
+			uint64		ends = ~words & SH_HIGH_BITS;
+			uint64		lower = v | SH_BYTES(0x20);
+
+			run = ends ? first_byte(ends) : 8;
+			run = Min(run, usable);
+			if (t->cjk_run > 0)
+				end_cjk_run(t);
+			if (unlikely(t->wordchars + run > SH_MAX_WORD_CHARS))
+			{
+				if (t->wordchars == SH_MAX_WORD_CHARS)
+					end_word(t);
+				run = Min(run, SH_MAX_WORD_CHARS - t->wordchars);
+			}
+			store_le64(t->word + t->wordlen, lower);
+			t->wordlen += run;
+			t->wordchars += run;
+		}
+		else
+		{
+			/* a run of SPACE and OTHER bytes */
+			run = words ? first_byte(words) : 8;
+			run = Min(run, usable);
+			if (t->wordlen > 0)
+				end_word(t);
+			if (t->cjk_run > 0)
+			{
+				int			i;
+
+				for (i = 0; i < run; i++)
+					if ((sh_uc_stage2[0][s[pos + i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
+					{
+						end_cjk_run(t);
+						break;
+					}
+			}
+		}
+		pos += run;
+	}
+	return pos;
+}
+
+/* character features over ASCII from pos up to about stop */
+static size_t
+ascii_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
+{
+	while (pos < stop)
+	{
+		uint64		v;
+		int			usable = ascii_pieces(s, pos, len, &v);
+		uint64		words;
+		int			k;
+
+		if (usable <= 0)
+			break;
+		words = ascii_word_bits(v);
+		for (k = 0; k < usable; k++)
+		{
+			if ((words >> (8 * k)) & 0x80)
+			{
+				unsigned char c = s[pos + k] | 0x20;
+
+				if (t->gap && t->nchars > 0)
+					push_char_bytes(t, (const unsigned char *) " ", 1);
+				push_char_bytes(t, &c, 1);
+				t->gap = false;
+				t->last_cjk = false;
+			}
+			else
+				t->gap = true;
+		}
+		pos += usable;
+	}
+	return pos;
+}
+
+/* ---- fast path: CJK runs ---- */
+
+/* CJK characters that normalization and lower-casing leave alone */
+#define SH_CJK_FAST_MASK	(SH_UC_CLASS_MASK | SH_UC_INERT | SH_UC_UNASSIGNED | \
+							 SH_UC_MAPS_INERT | SH_UC_HAS_LOWER)
+#define SH_CJK_FAST			(SH_UC_CJK | SH_UC_INERT)
+
+static inline pg_wchar
+decode3(const unsigned char *p)
+{
+	return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+}
+
+static size_t
+cjk_run(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
+{
+	pg_wchar	cp;
+	uint8		props;
+
+	if (pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
+		return pos;
+	cp = decode3(s + pos);
+	props = char_props(cp);
+	while ((props & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+	{
+		pg_wchar	nxt;
+		uint8		nxt_props;
+
+		nxt = decode3(s + pos + 3);
+		nxt_props = char_props(nxt);
+		if (!(nxt_props & SH_UC_INERT))
+			break;
+		/* cp is a piece of its own: feed it */
+		if (t->kind == SIMHASH_FEATURE_CHARS)
+		{
+			if (t->gap && t->nchars > 0 && !t->last_cjk)
+				push_char_bytes(t, (const unsigned char *) " ", 1);
+			push_char_bytes(t, s + pos, 3);
+			t->gap = false;
+			t->last_cjk = true;
+			pos += 3;
+			if (pos >= stop || pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
+				break;
+			cp = nxt;
+			props = nxt_props;
+			continue;
+		}
+		if (t->wordlen > 0)
+			end_word(t);
+		if (t->cjk_run > 0)
+		{
+			uint64		h;
+
+			if (t->cjk_prev_end == pos)
+				h = simhash_hash_4to8(s + pos - 3, 6);
+			else
+			{
+				unsigned char buf[8];
+				int			l = utf8_encode(t->cjk_prev, buf);
+
+				memcpy(buf + l, s + pos, 3);
+				h = simhash_feature_hash((const char *) buf, l + 3);
+			}
+			emit_token(t, h);
+		}
+		t->cjk_prev = cp;
+		t->cjk_run++;
+		pos += 3;
+		t->cjk_prev_end = pos;
+		if (pos >= stop || pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
+			break;
+		cp = nxt;
+		props = nxt_props;
+	}
+	return pos;
+}
+
+/* ---- the general path: decoding and piecewise normalization ---- */
+
+/*
+ * Decode the code point at pos (input already verified as UTF-8 by the
+ * caller), apply step 1 and the single-character NFKC shortcut; *next gets
+ * the position after it.
  */
 static inline pg_wchar
-next_char(const unsigned char *s, size_t len, size_t *pos, uint8 *props)
+decode_char(const unsigned char *s, size_t pos, size_t *next, uint8 *props)
 {
 	pg_wchar	cp;
 	uint8		p;
+	int			n;
 
-	if (s[*pos] < 0x80)
+	if (s[pos] < 0x80)
 	{
-		cp = s[*pos];
-		(*pos)++;
-		*props = char_props(cp);
+		cp = s[pos];
+		*next = pos + 1;
+		*props = sh_uc_stage2[0][cp];
 		return cp;
 	}
-	{
-		int			n = utf8_length(s[*pos]);
-
-		cp = utf8_decode(s + *pos, n);
-		*pos += n;
-	}
+	n = utf8_length(s[pos]);
+	cp = utf8_decode(s + pos, n);
+	*next = pos + n;
 	p = char_props(cp);
 	if (p & SH_UC_UNASSIGNED)
 	{
@@ -401,10 +685,29 @@ next_char(const unsigned char *s, size_t len, size_t *pos, uint8 *props)
 	return cp;
 }
 
+/* decode_char, remembering the last character decoded as a look-ahead */
+static inline pg_wchar
+next_char(Tokenizer *t, const unsigned char *s, size_t pos, size_t *next, uint8 *props)
+{
+	if (pos != t->peek_pos)
+	{
+		t->peek_cp = decode_char(s, pos, &t->peek_next, &t->peek_props);
+		t->peek_pos = pos;
+	}
+	*next = t->peek_next;
+	*props = t->peek_props;
+	return t->peek_cp;
+}
+
 static void
 seg_append(Tokenizer *t, pg_wchar cp)
 {
-	if (t->seglen + 1 >= t->segcap)
+	if (t->seg == NULL)
+	{
+		t->segcap = 64;
+		t->seg = palloc(t->segcap * sizeof(pg_wchar));
+	}
+	else if (t->seglen + 1 >= t->segcap)
 	{
 		t->segcap *= 2;
 		t->seg = repalloc(t->seg, t->segcap * sizeof(pg_wchar));
@@ -430,88 +733,122 @@ seg_flush(Tokenizer *t)
 	t->seglen = 0;
 }
 
+/* one piece from pos on; returns the position after it */
+static size_t
+general_piece(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
+{
+	size_t		next;
+	uint8		props;
+	pg_wchar	cur = next_char(t, s, pos, &next, &props);
+
+	if (props & SH_UC_INERT)
+	{
+		uint8		nxt_props = SH_UC_INERT;
+
+		if (next < len)
+		{
+			size_t		after;
+
+			(void) next_char(t, s, next, &after, &nxt_props);
+		}
+		if (nxt_props & SH_UC_INERT)
+		{
+			feed(t, cur, props);	/* nothing to normalize */
+			return next;
+		}
+	}
+	/* cur starts a segment that runs to the next inert character */
+	seg_append(t, cur);
+	while (next < len)
+	{
+		size_t		after;
+		pg_wchar	nxt = next_char(t, s, next, &after, &props);
+
+		if (props & SH_UC_INERT)
+			break;
+		seg_append(t, nxt);
+		next = after;
+		if (t->seglen >= SH_MAX_SEGMENT)
+		{
+			seg_flush(t);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	if (t->seglen > 0)
+		seg_flush(t);
+	return next;
+}
+
+/* ---- entry points ---- */
+
 void
-simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind, int n,
-				 SimhashFeatureCallback emit, void *arg)
+simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind, int n,
+					   SimhashFeatureBatchCallback emit, void *arg)
 {
 	const unsigned char *s = (const unsigned char *) utf8;
-	Tokenizer  *t = palloc0(sizeof(Tokenizer));
+	Tokenizer	t;
 	size_t		pos = 0;
-	size_t		next_check = 65536;
-	pg_wchar	cur;
-	uint8		cur_props;
+	size_t		next_check = SH_CHECK_EVERY;
 
 	Assert(n >= 1 && n <= SH_MAX_N);
-	t->kind = kind;
-	t->n = n;
-	t->emit = emit;
-	t->arg = arg;
-	t->segcap = 64;
-	t->seg = palloc(t->segcap * sizeof(pg_wchar));
+	memset(&t, 0, offsetof(Tokenizer, batch));
+	t.kind = kind;
+	t.n = n;
+	t.emit = emit;
+	t.arg = arg;
+	t.peek_pos = SIZE_MAX;
 
-	if (len == 0)
+	while (pos < len)
 	{
-		finish(t);
-		return;
-	}
-	cur = next_char(s, len, &pos, &cur_props);
-	for (;;)
-	{
-		pg_wchar	nxt = 0;
-		uint8		nxt_props = 0;
-		bool		more = pos < len;
+		size_t		stop;
+		size_t		p;
 
 		if (pos >= next_check)
 		{
 			CHECK_FOR_INTERRUPTS();
-			next_check = pos + 65536;
+			next_check = pos + SH_CHECK_EVERY;
 		}
-		/* runs of ASCII need no normalization and no table beyond ASCII */
-		if (cur < 0x80 && (t->kind == SIMHASH_FEATURE_WORDS || t->kind == SIMHASH_FEATURE_UNITS))
-		{
-			while (pos < len && s[pos] < 0x80)
-			{
-				feed_ascii_word(t, (unsigned char) cur, cur_props);
-				cur = s[pos++];
-				cur_props = sh_uc_stage2[0][cur];
-				if (pos >= next_check)
-				{
-					CHECK_FOR_INTERRUPTS();
-					next_check = pos + 65536;
-				}
-			}
-			more = pos < len;
-		}
-		if (more)
-			nxt = next_char(s, len, &pos, &nxt_props);
-
-		if ((cur_props & SH_UC_INERT) && (!more || (nxt_props & SH_UC_INERT)))
-			feed(t, cur, cur_props);	/* the common case: nothing to normalize */
+		stop = Min(len, next_check);
+		if (kind != SIMHASH_FEATURE_WORDS && kind != SIMHASH_FEATURE_CHARS)
+			p = pos;			/* unit and letter features: the general path only */
+		else if (s[pos] < 0x80)
+			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, stop, len)
+				: ascii_chars(&t, s, pos, stop, len);
+		else if ((s[pos] & 0xF0) == 0xE0)
+			p = cjk_run(&t, s, pos, stop, len);
 		else
-		{
-			/* cur starts a segment that runs to the next inert character */
-			seg_append(t, cur);
-			while (more && !(nxt_props & SH_UC_INERT))
-			{
-				seg_append(t, nxt);
-				if (t->seglen >= SH_MAX_SEGMENT)
-				{
-					seg_flush(t);
-					CHECK_FOR_INTERRUPTS();
-				}
-				more = pos < len;
-				if (more)
-					nxt = next_char(s, len, &pos, &nxt_props);
-			}
-			if (t->seglen > 0)
-				seg_flush(t);
-		}
-		if (!more)
-			break;
-		cur = nxt;
-		cur_props = nxt_props;
+			p = pos;
+		pos = p != pos ? p : general_piece(&t, s, pos, len);
 	}
-	finish(t);
-	pfree(t->seg);
-	pfree(t);
+	finish(&t);
+	if (t.seg)
+		pfree(t.seg);
+}
+
+/* the one-feature-at-a-time interface, on top of the batched one */
+typedef struct OneByOne
+{
+	SimhashFeatureCallback emit;
+	void	   *arg;
+} OneByOne;
+
+static void
+one_by_one(const uint64 *hashes, int n, void *arg)
+{
+	OneByOne   *o = (OneByOne *) arg;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		o->emit(hashes[i], o->arg);
+}
+
+void
+simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind, int n,
+				 SimhashFeatureCallback emit, void *arg)
+{
+	OneByOne	o;
+
+	o.emit = emit;
+	o.arg = arg;
+	simhash_tokenize_batch(utf8, len, kind, n, one_by_one, &o);
 }

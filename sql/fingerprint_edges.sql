@@ -1,0 +1,51 @@
+-- The tokenizer's fast paths at their edges: a non-ASCII character at every
+-- offset of an 8-byte step, words cut at 256 characters, CJK runs next to
+-- spaces, punctuation, combining marks and characters that normalization
+-- maps.  Expected values come from the independent Python reference
+-- (test/reference.py), not from the C code.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
+CREATE TEMP TABLE edge (label text, body text);
+INSERT INTO edge VALUES
+	(E'ascii1+combining', E'a\u0301b c'),
+	(E'ascii1+cjk', E'x\u4e2d\u6587 END'),
+	(E'ascii2+combining', E'aa\u0301b c'),
+	(E'ascii2+cjk', E'Ab\u4e2d\u6587 END'),
+	(E'ascii3+combining', E'aaa\u0301b c'),
+	(E'ascii3+cjk', E'Abx\u4e2d\u6587 END'),
+	(E'ascii4+combining', E'aaaa\u0301b c'),
+	(E'ascii4+cjk', E'AbAb\u4e2d\u6587 END'),
+	(E'ascii5+combining', E'aaaaa\u0301b c'),
+	(E'ascii5+cjk', E'AbAbx\u4e2d\u6587 END'),
+	(E'ascii6+combining', E'aaaaaa\u0301b c'),
+	(E'ascii6+cjk', E'AbAbAb\u4e2d\u6587 END'),
+	(E'ascii7+combining', E'aaaaaaa\u0301b c'),
+	(E'ascii7+cjk', E'AbAbAbx\u4e2d\u6587 END'),
+	(E'ascii8+combining', E'aaaaaaaa\u0301b c'),
+	(E'ascii8+cjk', E'AbAbAbAb\u4e2d\u6587 END'),
+	(E'ascii9+combining', E'aaaaaaaaa\u0301b c'),
+	(E'ascii9+cjk', E'AbAbAbAbx\u4e2d\u6587 END'),
+	(E'ascii10+combining', E'aaaaaaaaaa\u0301b c'),
+	(E'ascii10+cjk', E'AbAbAbAbAb\u4e2d\u6587 END'),
+	(E'word cut at 256 mid-step', E'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxYZzzzzzzzzzz tail'),
+	(E'word of 300, then a word', E'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b'),
+	(E'word of 512 exactly', E'QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ'),
+	(E'upper case and digits', E'The 3 QUICK brown Foxes2 jumped OVER 42 lazy DOGS'),
+	(E'every ASCII separator', E'a\u0009b\u000ac\u000dd\u000be\u000cf\u001cg\u001fh.i,j;k:l!m?n''o"p(q)r-s/t_u[v]w{x}y<z>0@1#2$3'),
+	(E'accent after ASCII at the end', E'cafe\u0301'),
+	(E'accent first', E'\u0301abc'),
+	(E'cjk run with spaces', E'\u4e2d \u6587\u000a\u5b57\u3000\u7b26'),
+	(E'cjk and full-width comma', E'\u4e2d\uff0c\u6587\u3002\u5b57'),
+	(E'cjk then voiced mark', E'\u304b\u3099\u304d \u30cf\u309a\u4e2d'),
+	(E'cjk then ASCII then cjk', E'\u4e2da\u6587 b \u5b57'),
+	(E'cjk extension B', E'\U00020000\U00020001\u4e2d'),
+	(E'half-width katakana', E'\uff76\uff9e\uff77\uff9e\u4e2d\u6587'),
+	(E'compatibility ideographs', E'\uf900\uf901\u4e2d'),
+	(E'lone cjk between words', E'a \u4e2d b'),
+	(E'repeats', E'the cat the cat the cat the dog and the cat'),
+	(E'mixed scripts', E'Stra\u00dfe \u0421\u043b\u043e\u0432\u043e \u4e2d\u6587\u65b0\u95fb \uff46\uff55\uff4c\uff4c');
+SELECT label, simhash(body) AS "3 sublinear", simhash(body, 1, 'tf') AS "1 tf",
+       simhash(body, 2, 'binary') AS "2 binary", simhash_ngram(body) AS "ngram 3 tf",
+       simhash_ngram(body, 1, 'sublinear') AS "ngram 1 sublinear"
+FROM edge ORDER BY label COLLATE "C";
