@@ -192,6 +192,35 @@ repalloc(void *pointer, Size size)
 	return p;
 }
 
+/* the huge variants: the table of distinct features of a fingerprint */
+MemoryContext CurrentMemoryContext = NULL;
+
+void *
+MemoryContextAllocHuge(MemoryContext context, Size size)
+{
+	return palloc_extended(size, MCXT_ALLOC_HUGE);
+}
+
+void *
+MemoryContextAllocZero(MemoryContext context, Size size)
+{
+	return palloc0(size);
+}
+
+void *
+repalloc_huge(void *pointer, Size size)
+{
+	void	   *p;
+
+	if (!AllocHugeSizeIsValid(size) || !live_remove(pointer))
+		abort();
+	p = realloc(pointer, size ? size : 1);
+	if (p == NULL)
+		abort();
+	live_add(p);
+	return p;
+}
+
 void
 pfree(void *pointer)
 {
@@ -278,6 +307,7 @@ UNREACHABLE(int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggc
 UNREACHABLE(void deconstruct_array(ArrayType *array, Oid elmtype, int elmlen, bool elmbyval,
 								   char elmalign, Datum **elemsp, bool **nullsp, int *nelemsp))
 UNREACHABLE(struct varlena *pg_detoast_datum(struct varlena *datum))
+UNREACHABLE(int ArrayGetNItems(int ndim, const int *dims))
 UNREACHABLE(int64 pq_getmsgint64(StringInfo msg))
 UNREACHABLE(unsigned int pq_getmsgint(StringInfo msg, int b))
 UNREACHABLE(void pq_begintypsend(StringInfo buf))
