@@ -110,8 +110,7 @@ BEGIN
 						   ' FROM (%s) AS q(c1, c2, c3) LIMIT 0) AS s(c1, c2, c3) ON true', query)
 				INTO body_type;
 			shape_ok := body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype OR
-				(SELECT t.typcategory OPERATOR(pg_catalog.=) 'S' FROM pg_catalog.pg_type t
-				 WHERE t.oid OPERATOR(pg_catalog.=) body_type);
+				(SELECT t.typcategory OPERATOR(pg_catalog.=) 'S' FROM pg_catalog.pg_type t WHERE t.oid OPERATOR(pg_catalog.=) body_type);
 		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
 			shape_ok := false;
 		END;
@@ -261,10 +260,8 @@ DECLARE
 	distances integer[];
 	shape_ok boolean;
 	body pg_catalog.text := pg_catalog.regexp_replace(query, '[[:space:];]+$', '') || pg_catalog.chr(10);
-	-- the extension's operators are qualified: the caller's search_path need
-	-- not hold them, and must not replace them
-	nearest pg_catalog.text := pg_catalog.format(
-						   'SELECT pg_catalog.array_agg(s.id ORDER BY s.d, s.id), pg_catalog.array_agg(s.d ORDER BY s.d, s.id) '
+	-- names are qualified: the caller's search_path must not change them
+	nearest pg_catalog.text := pg_catalog.format('SELECT pg_catalog.array_agg(s.id ORDER BY s.d, s.id), pg_catalog.array_agg(s.d ORDER BY s.d, s.id) '
 						   'FROM (SELECT s.id::bigint AS id, (s.fp OPERATOR(@extschema@.<~>) $1)::integer AS d '
 						   'FROM (%s) AS s(id, fp) WHERE s.fp OPERATOR(@extschema@.<~>) $1 OPERATOR(@extschema@.<=) $2 '
 						   'ORDER BY 2, 1 LIMIT $3) s',
