@@ -92,7 +92,7 @@ CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity f
 AS $$
 DECLARE
 	shape_ok boolean;
-	body_type regtype;
+	body_type pg_catalog.regtype;
 BEGIN
 	IF max_distance < 0 OR max_distance > 64 THEN
 		RAISE EXCEPTION 'max_distance must be between 0 and 64, not %', max_distance
@@ -101,16 +101,16 @@ BEGIN
 	-- its shape: exactly three columns, an integer id, a simhash, and a text
 	-- or a stored shingle set (the declared type, read from no rows)
 	BEGIN
-		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', query);
+		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', query);
 		shape_ok := false;			/* four or more columns */
 	EXCEPTION WHEN invalid_column_reference THEN
 		BEGIN
-			EXECUTE format('SELECT pg_catalog.pg_typeof(s.c3) FROM (SELECT 1) AS x LEFT JOIN '
+			EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.c3) FROM (SELECT 1) AS x LEFT JOIN '
 						   '(SELECT q.c1::bigint, q.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash, q.c3 '
 						   ' FROM (%s) AS q(c1, c2, c3) LIMIT 0) AS s(c1, c2, c3) ON true', query)
 				INTO body_type;
-			shape_ok := body_type = 'bigint[]'::regtype OR
-				(SELECT t.typcategory = 'S' FROM pg_catalog.pg_type t WHERE t.oid = body_type);
+			shape_ok := body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype OR
+				(SELECT t.typcategory OPERATOR(pg_catalog.=) 'S' FROM pg_catalog.pg_type t WHERE t.oid OPERATOR(pg_catalog.=) body_type);
 		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
 			shape_ok := false;
 		END;
@@ -121,9 +121,9 @@ BEGIN
 				  HINT = 'Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body).';
 	END IF;
 	RETURN QUERY SELECT * FROM @extschema@.shingle_verify_pairs(
-		format('SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, %s) AS p',
-			   format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', query), max_distance),
-		format('SELECT s.id::bigint, s.body FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL', query),
+		pg_catalog.format('SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, %s) AS p',
+			   pg_catalog.format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', query), max_distance),
+		pg_catalog.format('SELECT s.id::bigint, s.body FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL', query),
 		min_similarity, shingle, units);
 END
 $$;
@@ -141,33 +141,33 @@ AS $$
 DECLARE
 	changed bigint;
 BEGIN
-	CREATE TEMP TABLE simhash_verified_edges ON COMMIT DROP AS
+	CREATE TEMP TABLE pg_temp.simhash_verified_edges ON COMMIT DROP AS
 		SELECT p.id_a AS a, p.id_b AS b
 		FROM @extschema@.simhash_pairs(query, max_distance, min_similarity, shingle, units) AS p;
-	INSERT INTO simhash_verified_edges SELECT e.b, e.a FROM simhash_verified_edges e;
-	CREATE TEMP TABLE simhash_verified_labels ON COMMIT DROP AS
-		SELECT e.a AS node, least(e.a, min(e.b)) AS label FROM simhash_verified_edges e GROUP BY e.a;
-	ALTER TABLE simhash_verified_labels ADD PRIMARY KEY (node);
-	ANALYZE simhash_verified_edges, simhash_verified_labels;
+	INSERT INTO pg_temp.simhash_verified_edges SELECT e.b, e.a FROM pg_temp.simhash_verified_edges e;
+	CREATE TEMP TABLE pg_temp.simhash_verified_labels ON COMMIT DROP AS
+		SELECT e.a AS node, least(e.a, pg_catalog.min(e.b)) AS label FROM pg_temp.simhash_verified_edges e GROUP BY e.a;
+	ALTER TABLE pg_temp.simhash_verified_labels ADD PRIMARY KEY (node);
+	ANALYZE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_labels;
 	LOOP
 		-- a node takes the smallest label among its neighbours' and its label's label
 		WITH better AS (
-			SELECT e.a AS node, min(l.label) AS label
-			FROM simhash_verified_edges e JOIN simhash_verified_labels l ON l.node = e.b
+			SELECT e.a AS node, pg_catalog.min(l.label) AS label
+			FROM pg_temp.simhash_verified_edges e JOIN pg_temp.simhash_verified_labels l ON l.node = e.b
 			GROUP BY e.a
 			UNION ALL
-			SELECT l.node, j.label FROM simhash_verified_labels l
-			JOIN simhash_verified_labels j ON j.node = l.label
-		), best AS (SELECT b.node, min(b.label) AS label FROM better b GROUP BY b.node)
-		UPDATE simhash_verified_labels l SET label = best.label
+			SELECT l.node, j.label FROM pg_temp.simhash_verified_labels l
+			JOIN pg_temp.simhash_verified_labels j ON j.node = l.label
+		), best AS (SELECT b.node, pg_catalog.min(b.label) AS label FROM better b GROUP BY b.node)
+		UPDATE pg_temp.simhash_verified_labels l SET label = best.label
 		FROM best WHERE best.node = l.node AND best.label < l.label;
 		GET DIAGNOSTICS changed = ROW_COUNT;
 		EXIT WHEN changed = 0;
 	END LOOP;
-	RETURN QUERY EXECUTE format(
+	RETURN QUERY EXECUTE pg_catalog.format(
 		'SELECT s.id::bigint, coalesce(l.label, s.id::bigint) FROM (%s) AS s(id, fp, body) '
-		'LEFT JOIN simhash_verified_labels l ON l.node = s.id::bigint WHERE s.fp IS NOT NULL', query);
-	DROP TABLE simhash_verified_edges, simhash_verified_labels;
+		'LEFT JOIN pg_temp.simhash_verified_labels l ON l.node = s.id::bigint WHERE s.fp IS NOT NULL', query);
+	DROP TABLE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_labels;
 END
 $$;
 COMMENT ON FUNCTION simhash_clusters(text, integer, float8, integer, text) IS
@@ -187,37 +187,37 @@ AS $$
 DECLARE
 	changed bigint;
 BEGIN
-	CREATE TEMP TABLE simhash_verified_edges ON COMMIT DROP AS
+	CREATE TEMP TABLE pg_temp.simhash_verified_edges ON COMMIT DROP AS
 		SELECT p.id_a AS a, p.id_b AS b
 		FROM @extschema@.simhash_pairs(query, max_distance, min_similarity, shingle, units) AS p;
 	-- kept: true, dropped: false, undecided: NULL; no earlier partner: kept
-	CREATE TEMP TABLE simhash_verified_rows ON COMMIT DROP AS
-		SELECT n.node, CASE WHEN n.node IN (SELECT e.b FROM simhash_verified_edges e) THEN NULL
+	CREATE TEMP TABLE pg_temp.simhash_verified_rows ON COMMIT DROP AS
+		SELECT n.node, CASE WHEN n.node IN (SELECT e.b FROM pg_temp.simhash_verified_edges e) THEN NULL
 						   ELSE true END AS kept
-		FROM (SELECT e.a AS node FROM simhash_verified_edges e
-			  UNION SELECT e.b FROM simhash_verified_edges e) n;
-	ALTER TABLE simhash_verified_rows ADD PRIMARY KEY (node);
-	ANALYZE simhash_verified_edges, simhash_verified_rows;
+		FROM (SELECT e.a AS node FROM pg_temp.simhash_verified_edges e
+			  UNION SELECT e.b FROM pg_temp.simhash_verified_edges e) n;
+	ALTER TABLE pg_temp.simhash_verified_rows ADD PRIMARY KEY (node);
+	ANALYZE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_rows;
 	LOOP
-		UPDATE simhash_verified_rows r SET kept = d.kept
+		UPDATE pg_temp.simhash_verified_rows r SET kept = d.kept
 		FROM (SELECT e.b AS node,
-					 CASE WHEN bool_or(p.kept) THEN false
-						  WHEN bool_and(p.kept IS NOT NULL) THEN true END AS kept
-			  FROM simhash_verified_edges e
-			  JOIN simhash_verified_rows p ON p.node = e.a
-			  JOIN simhash_verified_rows s ON s.node = e.b AND s.kept IS NULL
+					 CASE WHEN pg_catalog.bool_or(p.kept) THEN false
+						  WHEN pg_catalog.bool_and(p.kept IS NOT NULL) THEN true END AS kept
+			  FROM pg_temp.simhash_verified_edges e
+			  JOIN pg_temp.simhash_verified_rows p ON p.node = e.a
+			  JOIN pg_temp.simhash_verified_rows s ON s.node = e.b AND s.kept IS NULL
 			  GROUP BY e.b) d
 		WHERE r.node = d.node AND d.kept IS NOT NULL;
 		GET DIAGNOSTICS changed = ROW_COUNT;
 		EXIT WHEN changed = 0;
 	END LOOP;
-	RETURN QUERY EXECUTE format(
+	RETURN QUERY EXECUTE pg_catalog.format(
 		'SELECT s.id::bigint, d.duplicate_of FROM (%s) AS s(id, fp, body) '
-		'LEFT JOIN (SELECT e.b AS node, min(e.a) AS duplicate_of '
-		'           FROM simhash_verified_edges e JOIN simhash_verified_rows p ON p.node = e.a AND p.kept '
+		'LEFT JOIN (SELECT e.b AS node, pg_catalog.min(e.a) AS duplicate_of '
+		'           FROM pg_temp.simhash_verified_edges e JOIN pg_temp.simhash_verified_rows p ON p.node = e.a AND p.kept '
 		'           GROUP BY e.b) d ON d.node = s.id::bigint '
 		'WHERE s.fp IS NOT NULL', query);
-	DROP TABLE simhash_verified_edges, simhash_verified_rows;
+	DROP TABLE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_rows;
 END
 $$;
 COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
@@ -259,11 +259,11 @@ DECLARE
 	ids bigint[];
 	distances integer[];
 	shape_ok boolean;
-	body text := regexp_replace(query, '[[:space:];]+$', '') || chr(10);
-	-- the operator is qualified: the caller's search_path need not hold it
-	nearest text := format('SELECT array_agg(s.id ORDER BY s.d, s.id), array_agg(s.d ORDER BY s.d, s.id) '
+	body pg_catalog.text := pg_catalog.regexp_replace(query, '[[:space:];]+$', '') || pg_catalog.chr(10);
+	-- names are qualified: the caller's search_path must not change them
+	nearest pg_catalog.text := pg_catalog.format('SELECT pg_catalog.array_agg(s.id ORDER BY s.d, s.id), pg_catalog.array_agg(s.d ORDER BY s.d, s.id) '
 						   'FROM (SELECT s.id::bigint AS id, (s.fp OPERATOR(@extschema@.<~>) $1)::integer AS d '
-						   'FROM (%s) AS s(id, fp) WHERE s.fp OPERATOR(@extschema@.<~>) $1 <= $2 '
+						   'FROM (%s) AS s(id, fp) WHERE s.fp OPERATOR(@extschema@.<~>) $1 OPERATOR(@extschema@.<=) $2 '
 						   'ORDER BY 2, 1 LIMIT $3) s',
 						   body);
 BEGIN
@@ -273,11 +273,11 @@ BEGIN
 	-- its shape: exactly two columns, an integer id and a simhash (errors of
 	-- the query itself come out of the first probe as they are)
 	BEGIN
-		EXECUTE format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', body);
+		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', body);
 		shape_ok := false;			/* three or more columns */
 	EXCEPTION WHEN invalid_column_reference THEN
 		BEGIN
-			EXECUTE format('SELECT s.c1::bigint, s.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash '
+			EXECUTE pg_catalog.format('SELECT s.c1::bigint, s.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash '
 						   'FROM (%s) AS s(c1, c2) LIMIT 0', body);
 			shape_ok := true;
 		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
@@ -292,8 +292,8 @@ BEGIN
 	-- the n nearest all lie within the first radius that holds n rows
 	FOREACH radius IN ARRAY ARRAY[3, 6, 10, 16, 24, 64] LOOP
 		EXECUTE nearest INTO ids, distances USING target, radius, n;
-		IF radius = 64 OR coalesce(cardinality(ids), 0) >= n THEN
-			RETURN QUERY SELECT u.id, u.d FROM unnest(ids, distances) AS u(id, d);
+		IF radius = 64 OR coalesce(pg_catalog.cardinality(ids), 0) >= n THEN
+			RETURN QUERY SELECT u.id, u.d FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(distances)) AS u(id, d);
 			RETURN;
 		END IF;
 	END LOOP;

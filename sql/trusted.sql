@@ -52,6 +52,47 @@ CREATE FUNCTION low.peek() RETURNS TABLE (id bigint, fp simhash) LANGUAGE sql AS
 SELECT * FROM simhash_pairs('SELECT * FROM low.peek()', 64);
 \set VERBOSITY default
 
+-- search_path safety (CVE-2018-1058): the low role puts hostile twins of the
+-- names the functions' bodies use in a schema of its own; a superuser calls
+-- the functions with that schema first on the search_path.  Each twin raises
+-- an error when called: none is.
+CREATE TABLE low.docs (id bigint, fp low.simhash, body text);
+INSERT INTO low.docs SELECT v.id, low.simhash(v.body), v.body
+FROM (VALUES (1, 'near copies of a text'), (2, 'near copies of a text!'), (3, 'something else entirely')) AS v(id, body);
+CREATE SCHEMA evil;
+CREATE FUNCTION evil.format(text, text) RETURNS text
+	LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile format(text, text) called'; END $$;
+CREATE FUNCTION evil.cardinality(bigint[]) RETURNS integer
+	LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile cardinality(bigint[]) called'; END $$;
+CREATE FUNCTION evil.simhash_pairs(text, integer) RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+	LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile simhash_pairs(text, integer) called'; END $$;
+CREATE FUNCTION evil.distance(low.simhash, low.simhash) RETURNS low.simhash_distance
+	LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile <~> called'; END $$;
+CREATE OPERATOR evil.<~> (LEFTARG = low.simhash, RIGHTARG = low.simhash, FUNCTION = evil.distance);
+CREATE FUNCTION evil.distance_le(low.simhash_distance, integer) RETURNS boolean
+	LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile <= (simhash_distance, integer) called'; END $$;
+CREATE OPERATOR evil.<= (LEFTARG = low.simhash_distance, RIGHTARG = integer, FUNCTION = evil.distance_le);
+CREATE FUNCTION evil.regtype_eq(regtype, regtype) RETURNS boolean
+	LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile = (regtype, regtype) called'; END $$;
+CREATE OPERATOR evil.= (LEFTARG = regtype, RIGHTARG = regtype, FUNCTION = evil.regtype_eq);
+RESET ROLE;
+SET search_path = evil, low, public;
+-- the twins do win the name resolution of plain queries (pg_catalog first)
+\set VERBOSITY terse
+SELECT format('%s', 'x'::text);
+SELECT cardinality(ARRAY[1::bigint]);
+SELECT count(*) FROM low.docs d WHERE d.fp <~> d.fp <= 3;
+SELECT count(*) FROM low.docs d WHERE d.fp OPERATOR(low.<~>) d.fp <= 3;
+SELECT pg_typeof(1) = 'integer'::regtype;
+\set VERBOSITY default
+-- but not inside the extension's functions
+SELECT * FROM simhash_nearest('SELECT id, fp FROM low.docs', low.simhash('near copies of a text'::text), 2);
+SELECT * FROM simhash_pairs('SELECT id, fp, body FROM low.docs', 3, 0.5);
+SELECT * FROM simhash_clusters('SELECT id, fp, body FROM low.docs', 3, 0.5) ORDER BY id;
+SELECT * FROM simhash_dedup('SELECT id, fp, body FROM low.docs', 3, 0.5) ORDER BY id;
+RESET search_path;
+SET ROLE regress_simhash_low;
+
 -- the owner may drop it again
 SET client_min_messages = warning;
 DROP EXTENSION simhash CASCADE;
