@@ -13,6 +13,7 @@ use Test::More;
 my @indexes = (
 	[ 'gin',  'USING gin (fp)',  qw(radius equal) ],
 	[ 'gist', 'USING gist (fp)', qw(knn equal) ],
+	[ 'hamming', 'USING hamming (fp)', qw(radius knn equal) ],
 );
 my $seconds = $ENV{SIMHASH_CONCURRENCY_SECONDS} // 20;
 
