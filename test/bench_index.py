@@ -40,12 +40,12 @@ NQ = ARGS.queries or (20 if QUICK else 30)
 PLANT_D = list(range(17))           # one planted neighbour per query at each of these distances
 MAIN_KS = [0, 3, 6, 9, 12, 14, 16, 20, 24] if QUICK else list(range(25))
 RATIO_KS = sorted(set(MAIN_KS) | ({28, 32, 40, 48, 64} if QUICK else set(range(65))))
-NQ_RATIO = 5                        # queries at the radii of the planner table only
+NQ_RATIO = 3                        # queries at the radii of the planner table only
 WARM_DYN = 1                        # untimed queries before each timed run (re-planned) ...
 WARM_CACHED = 6                     # ... and cached: the plan cache picks generic or custom after 5
 CHUNK = 10                          # queries per turn of a method
-CACHED_KS = [k for k in MAIN_KS if k <= 16]     # radii worth an index, timed with a cached plan too
-FAISS_BUDGET = 4.0                  # seconds per (FAISS method, k), at least 5 queries
+PG_BUDGET = 8.0                     # wall-clock seconds per (method, k, mode): then no further turns
+FAISS_BUDGET = 2.0                  # seconds per (FAISS method, k), at least 5 queries
 
 SESSION = ("SET synchronous_commit = off;\nSET max_parallel_maintenance_workers = 0;\n"
            "SET max_parallel_workers_per_gather = 0;\n")
@@ -118,16 +118,18 @@ def setup_once():
     psql(r"""
 CREATE EXTENSION simhash;
 CREATE EXTENSION pg_prewarm;
-CREATE FUNCTION timed(sql text) RETURNS float8 LANGUAGE plpgsql AS $f$
-DECLARE t0 timestamptz := clock_timestamp();
-BEGIN
-  EXECUTE sql;
-  RETURN extract(epoch FROM clock_timestamp() - t0);
-END $f$;
 -- nanoseconds this backend has spent waiting for a CPU (Linux schedstat; 0 elsewhere)
 CREATE FUNCTION run_delay() RETURNS bigint LANGUAGE sql AS $f$
   SELECT coalesce(split_part(pg_read_file('/proc/self/schedstat', 0, 200, true), ' ', 2)::bigint, 0)
 $f$;
+-- seconds a statement takes: wall-clock, and net of run-queue waits
+CREATE FUNCTION timed(sql text, OUT wall float8, OUT net float8) LANGUAGE plpgsql AS $f$
+DECLARE t0 timestamptz := clock_timestamp(); d0 bigint := run_delay();
+BEGIN
+  EXECUTE sql;
+  wall := extract(epoch FROM clock_timestamp() - t0);
+  net := greatest(wall - (run_delay() - d0) / 1e9, 0);
+END $f$;
 -- per-query wall time and wall time net of run-queue waits, the query parsed and
 -- planned each time (EXECUTE ... USING); the first p_warm queries run once untimed first
 CREATE FUNCTION bench_dyn(p_from int, p_to int, p_warm int, p_sql text) RETURNS TABLE (qj int, ms float8, net float8, res text)
@@ -218,15 +220,24 @@ def explain(n, method, k, query, generic=False):
     return True
 
 
+spent = {}       # (n, method, k, mode) -> wall-clock seconds spent
+
+
 def run_pg(n, method, k, query, lo, hi, modes=("dyn",)):
-    """Queries lo..hi, each mode in its own transaction, after untimed warm-up queries."""
+    """Queries lo..hi, each mode in its own transaction, after untimed warm-up
+    queries; skipped once the method has spent its time budget at this k."""
     for mode in modes:
+        key = (n, method, k, mode)
+        if spent.get(key, 0) > PG_BUDGET:
+            continue
+        t = time.time()
         if mode == "dyn":
             body = f"SELECT qj, ms, net, res FROM bench_dyn({lo}, {hi}, {WARM_DYN}, $q${query}$q$);"
         else:
             body = cached_fn(query) + f"SELECT qj, ms, net, res FROM bench_cached({lo}, {hi}, {WARM_CACHED});"
         out = rows(f"BEGIN; {force(method)}\n{body}\nROLLBACK;")
-        pg.setdefault((n, method, k, mode), {}).update({int(j): (float(ms), float(net), res) for j, ms, net, res in out})
+        pg.setdefault(key, {}).update({int(j): (float(ms), float(net), res) for j, ms, net, res in out})
+        spent[key] = spent.get(key, 0) + time.time() - t
 
 
 def chunks(nq):
@@ -278,11 +289,11 @@ def build_indexes(n, have_ham):
         if name == "ham" and not have_ham:
             continue
         log(f"building {name}")
-        secs = float(psql(f"SELECT timed($q${INDEX_DDL[name]}$q$);"))
+        wall, secs = map(float, rows(f"SELECT * FROM timed($q${INDEX_DDL[name]}$q$);")[0])
         size = int(psql(f"SELECT pg_relation_size('docs_{name}');"))
-        build[(n, name)] = (secs, size)
+        build[(n, name)] = (secs, size, wall)
         indexes.append(f"docs_{name}")
-        log(f"  {secs:.1f} s, {size / n:.1f} bytes/row")
+        log(f"  {secs:.1f} s ({wall:.1f} s wall-clock), {size / n:.1f} bytes/row")
     psql("ANALYZE docs;\n" + "".join(f"SELECT pg_prewarm('{i}');\n" for i in indexes))
 
 
@@ -297,12 +308,19 @@ def run_n(n, have_ham):
         q = RADIUS_SQL.format(k=k)
         log(f"radius k = {k} ({nq} queries)")
         usable = [m for m in radius_methods if explain(n, m, k, q)]
-        for m in usable:
-            if k in CACHED_KS and m != "seq":
-                explain(n, m, k, q, generic=True)
         for lo, hi in chunks(nq):
             for m in usable:
-                run_pg(n, m, k, q, lo, hi, ("dyn", "cached") if k in CACHED_KS and m != "seq" else ("dyn",))
+                run_pg(n, m, k, q, lo, hi)
+        if not main:
+            continue
+        # a cached plan where the method beats a sequential scan (an index worth preparing for)
+        seq = med(pg.get((n, "seq", k, "dyn"), {}))
+        worth = [m for m in usable if m != "seq" and seq and med(pg[(n, m, k, "dyn")]) < seq]
+        for m in worth:
+            explain(n, m, k, q, generic=True)
+        for lo, hi in chunks(nq):
+            for m in worth:
+                run_pg(n, m, k, q, lo, hi, ("cached",))
     log("nearest first")
     knn_methods = []
     for m in ["seqsort", "gist"] + (["ham"] if have_ham else []) + ["pick", "nearest"]:
@@ -417,6 +435,11 @@ def fmt(x):
     return f"{x:.3f}" if x < 10 else f"{x:.1f}" if x < 1000 else f"{x:.0f}"
 
 
+def cell(d):
+    """A median, with the number of queries when fewer than all ran."""
+    return fmt(med(d)) + (f" ({len(d)})" if 0 < len(d) < NQ else "")
+
+
 def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "-"
 
@@ -436,7 +459,9 @@ def report(have_ham):
              f"{CHUNK} queries. Each method is forced inside a transaction that drops the other indexes "
              "(rolled back); *planner's pick* has every index. FAISS 1.7 in-memory, one thread "
              f"(omp_set_num_threads(1)), one query per call, the same fingerprints, timed the same way; at most "
-             f"~{FAISS_BUDGET:.0f} s per (method, k), at least 5 queries. Cached plans are timed for k <= 16.\n")
+             f"~{FAISS_BUDGET:.0f} s per (method, k), at least 5 queries. Each PostgreSQL method stops taking turns "
+             f"at a k once it has spent {PG_BUDGET:.0f} s there (a count in parentheses = fewer than {NQ} queries). "
+             "Cached plans are timed where the method's re-planned median beats the sequential scan's.\n")
     for n in SIZES:
         L.append(f"## {n:,} rows: `fp <~> q <= k`, median ms per query\n")
         cols = ["seq", "gin"] + (["ham"] if have_ham else []) + ["pick"]
@@ -446,42 +471,44 @@ def report(have_ham):
             if m != "seq":
                 head.append("cached")
         head += [LABEL["fflat"], LABEL["fmih"], "seq scan / best index", "best index / FAISS Flat",
-                 "best index / FAISS MIH", "plan picked"]
+                 "best index / FAISS MIH", "plan picked (re-planned)", "plan picked (generic)"]
         L.append("| " + " | ".join(head) + " |")
-        L.append("|" + "---:|" * (len(head) - 1) + "---|")
+        L.append("|" + "---:|" * (len(head) - 2) + "---|---|")
         for k in MAIN_KS:
             seq = pg.get((n, "seq", k, "dyn"), {})
             cnt = statistics.median(int(v[-1].split(":")[0]) for v in seq.values()) if seq else None
             row = [str(k), f"{cnt:g}" if cnt is not None else "-"]
             for m in cols:
-                row.append(fmt(med(pg.get((n, m, k, "dyn"), {}))))
+                row.append(cell(pg.get((n, m, k, "dyn"), {})))
                 if m != "seq":
-                    row.append(fmt(med(pg.get((n, m, k, "cached"), {}))))
+                    row.append(cell(pg.get((n, m, k, "cached"), {})))
             fl, mh = med(fa.get((n, "fflat", k), {})), med(fa.get((n, "fmih", k), {}))
-            row += [fmt(fl), fmt(mh)]
+            row += [cell(fa.get((n, "fflat", k), {})), cell(fa.get((n, "fmih", k), {}))]
             idx = [x for x in (med(pg.get((n, m, k, "dyn"), {})) for m in ("gin", "ham")) if x is not None]
             best = min(idx) if idx else None
             s = med(seq)
             row += [ratio(s, best), ratio(best, fl), ratio(best, mh),
-                    shapes.get((n, "pick", k, "custom"), "-")]
+                    shapes.get((n, "pick", k, "custom"), "-"), shapes.get((n, "pick", k, "generic"), "-")]
             L.append("| " + " | ".join(row) + " |")
         L.append("")
         L.append(f"## {n:,} rows: `ORDER BY fp <~> q LIMIT 10`, median ms per query\n")
-        L.append("| method | re-planned | cached | plan |")
-        L.append("|---|---:|---:|---|")
+        L.append("| method | re-planned | cached | plan (re-planned) | plan (generic) |")
+        L.append("|---|---:|---:|---|---|")
         for m in ["seqsort", "gist"] + (["ham"] if have_ham else []) + ["pick", "nearest"]:
-            L.append(f"| {LABEL[m]} | {fmt(med(pg.get((n, m, 'knn', 'dyn'), {})))} | "
-                     f"{fmt(med(pg.get((n, m, 'knn', 'cached'), {})))} | {shapes.get((n, m, 'knn', 'custom'), '-')} |")
-        L.append(f"| {LABEL['fflat']} search(10) | {fmt(med(fa.get((n, 'fflat', 'knn'), {})))} | | |")
+            L.append(f"| {LABEL[m]} | {cell(pg.get((n, m, 'knn', 'dyn'), {}))} | "
+                     f"{cell(pg.get((n, m, 'knn', 'cached'), {}))} | {shapes.get((n, m, 'knn', 'custom'), '-')} | "
+                     f"{shapes.get((n, m, 'knn', 'generic'), '-')} |")
+        L.append(f"| {LABEL['fflat']} search(10) | {fmt(med(fa.get((n, 'fflat', 'knn'), {})))} | | | |")
         L.append("")
         L.append(f"## {n:,} rows: builds and sizes (one process, maintenance_work_mem 1GB)\n")
+        L.append("Build time net of run-queue waits (wall-clock in parentheses).\n")
         L.append("| object | build s | s per million rows | bytes | bytes/row |")
         L.append("|---|---:|---:|---:|---:|")
         L.append(f"| table docs (id bigint, fp simhash) | | | {tables[n]} | {tables[n] / n:.1f} |")
         for name in ("gin", "gist", "ham"):
             if (n, name) in build:
-                s, b = build[(n, name)]
-                L.append(f"| {LABEL[name]} | {s:.1f} | {s / (n / 1e6):.2f} | {b} | {b / n:.1f} |")
+                s, b, w = build[(n, name)]
+                L.append(f"| {LABEL[name]} | {s:.2f} ({w:.2f}) | {s / (n / 1e6):.2f} | {b} | {b / n:.1f} |")
         L.append("")
         L.append(f"## {n:,} rows: does the planner pick the fastest plan? (k = 0..64)\n")
         L.append(f"Re-planned medians ({NQ} queries at the radii of the table above, {NQ_RATIO} elsewhere). "
@@ -563,7 +590,7 @@ def report(have_ham):
                  f"{'met' if knn[m] <= 0.5 else 'NOT met'})")
     for name in ("gin", "gist", "ham"):
         if (n, name) in build:
-            s, b = build[(n, name)]
+            s, b, _ = build[(n, name)]
             L.append(f"- {LABEL[name]}: build {s:.2f} s per million rows (target <= 2: {'met' if s <= 2 else 'NOT met'}), "
                      f"{b / n:.1f} bytes/row (target <= 24: {'met' if b / n <= 24 else 'NOT met'})")
     if not have_ham:
