@@ -40,11 +40,11 @@ NQ = ARGS.queries or (20 if QUICK else 30)
 PLANT_D = list(range(17))           # one planted neighbour per query at each of these distances
 MAIN_KS = [0, 3, 6, 9, 12, 14, 16, 20, 24] if QUICK else list(range(25))
 RATIO_KS = sorted(set(MAIN_KS) | ({28, 32, 40, 48, 64} if QUICK else set(range(65))))
-NQ_RATIO = 3                        # queries at the radii of the planner table only
+NQ_RATIO = 2                        # queries at the radii of the planner table only (no warm-up)
 WARM_DYN = 1                        # untimed queries before each timed run (re-planned) ...
 WARM_CACHED = 6                     # ... and cached: the plan cache picks generic or custom after 5
 CHUNK = 10                          # queries per turn of a method
-PG_BUDGET = 8.0                     # wall-clock seconds per (method, k, mode): then no further turns
+PG_BUDGET = 6.0                     # wall-clock seconds per (method, k, mode): then no further turns
 FAISS_BUDGET = 2.0                  # seconds per (FAISS method, k), at least 5 queries
 
 SESSION = ("SET synchronous_commit = off;\nSET max_parallel_maintenance_workers = 0;\n"
@@ -223,7 +223,7 @@ def explain(n, method, k, query, generic=False):
 spent = {}       # (n, method, k, mode) -> wall-clock seconds spent
 
 
-def run_pg(n, method, k, query, lo, hi, modes=("dyn",)):
+def run_pg(n, method, k, query, lo, hi, modes=("dyn",), warm=WARM_DYN):
     """Queries lo..hi, each mode in its own transaction, after untimed warm-up
     queries; skipped once the method has spent its time budget at this k."""
     for mode in modes:
@@ -232,7 +232,7 @@ def run_pg(n, method, k, query, lo, hi, modes=("dyn",)):
             continue
         t = time.time()
         if mode == "dyn":
-            body = f"SELECT qj, ms, net, res FROM bench_dyn({lo}, {hi}, {WARM_DYN}, $q${query}$q$);"
+            body = f"SELECT qj, ms, net, res FROM bench_dyn({lo}, {hi}, {warm}, $q${query}$q$);"
         else:
             body = cached_fn(query) + f"SELECT qj, ms, net, res FROM bench_cached({lo}, {hi}, {WARM_CACHED});"
         out = rows(f"BEGIN; {force(method)}\n{body}\nROLLBACK;")
@@ -310,7 +310,7 @@ def run_n(n, have_ham):
         usable = [m for m in radius_methods if explain(n, m, k, q)]
         for lo, hi in chunks(nq):
             for m in usable:
-                run_pg(n, m, k, q, lo, hi)
+                run_pg(n, m, k, q, lo, hi, warm=WARM_DYN if main else 0)
         if not main:
             continue
         # a cached plan where the method beats a sequential scan (an index worth preparing for)
@@ -353,7 +353,7 @@ def run_faiss(n, fps, qs):
 
     def timeit(name, k, fn):
         res, t_start = {}, time.perf_counter()
-        for j in range(min(WARM_CACHED, NQ)):
+        for j in range(min(WARM_DYN, NQ)):
             fn(qcodes[j:j + 1])
         for j in range(NQ):
             d0 = run_delay()
@@ -622,15 +622,18 @@ def plot(have_ham, path):
     style = {"seq": ("k", "o"), "gin": ("tab:blue", "s"), "ham": ("tab:red", "D"), "pick": ("tab:purple", "x"),
              "fflat": ("tab:gray", "^"), "fmih": ("tab:green", "v")}
     for ax, n in zip(axes[0], SIZES):
-        for m in ["seq", "gin"] + (["ham"] if have_ham else []) + ["pick", "fflat", "fmih"]:
-            src = fa if m.startswith("f") else pg
-            pts = [(k, med(src.get((n, m, k) if m.startswith("f") else (n, m, k, "dyn"), {}))) for k in MAIN_KS]
+        for m, mode in [("seq", "dyn"), ("gin", "dyn")] + ([("ham", "dyn")] if have_ham else []) + \
+                [("pick", "dyn"), ("pick", "cached"), ("fflat", None), ("fmih", None)]:
+            key = (lambda k: (n, m, k)) if mode is None else (lambda k: (n, m, k, mode))
+            src = fa if mode is None else pg
+            pts = [(k, med(src.get(key(k), {}))) for k in MAIN_KS]
             pts = [(k, v) for k, v in pts if v is not None]
             if not pts:
                 continue
             c, mk = style[m]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color=c, marker=mk, markersize=4,
-                    linestyle="--" if m.startswith("f") else "-", label=LABEL[m])
+                    linestyle="--" if mode is None else ":" if mode == "cached" else "-",
+                    label=LABEL[m] + (", cached plan" if mode == "cached" else ""))
         ax.set_yscale("log")
         ax.set_xlabel("radius k (bits)")
         ax.set_ylabel("median latency per query, ms (log)")
