@@ -1,10 +1,10 @@
 /*
  * gin.c
  *	  Support functions of the GIN operator class simhash_ops (layout and
- *	  query logic in simhash_gin.h): key extraction, probe generation, and the
+ *	  query logic in radius.h): key extraction, probe generation, and the
  *	  consistent functions that bound each candidate's distance.
  */
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include "access/gin.h"
 #include "access/reloptions.h"

@@ -1,8 +1,11 @@
 /*
  * gist.c
- *	  The GiST operator class simhash_gist_ops: nearest-first search
- *	  (ORDER BY fp <~> q LIMIT n) and the same radius predicates as the GIN
- *	  opclass.
+ *	  The GiST operator class simhash_gist_ops: exact nearest-first order
+ *	  (ORDER BY fp <~> q, planned as fp <-> q) and equality (=), nothing else.
+ *	  It prunes only on the bits that a whole subtree shares, which for
+ *	  fingerprints of unrelated documents is little more than a common
+ *	  prefix, so on large tables it is about as fast as a sort; radius
+ *	  searches belong to the GIN class simhash_ops and to the hamming method.
  *
  * A node's key summarizes the fingerprints below it by the AND and the OR of
  * their bits: the bits where the two agree are shared by the whole subtree,
@@ -12,13 +15,11 @@
  * rechecked.  Builds sort by fingerprint, which groups shared prefixes; page
  * splits cut on the bit that best halves the page.
  */
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include "access/gist.h"
 #include "access/stratnum.h"
 #include "utils/sortsupport.h"
-
-#define SIMHASH_STRATEGY_NEAREST	4	/* ORDER BY simhash <~> simhash */
 
 typedef struct SimhashGistKey
 {

@@ -23,7 +23,7 @@
  * up to F partitions to files of their own (F file buffers take a quarter of
  * work_mem), so a table reads the spill file ceil(P / F) times.
  */
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include <math.h>
 

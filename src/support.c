@@ -8,20 +8,24 @@
  *	  boolean function simhash_within(a, b, k) (simhash_at_distance for =).
  * 2. Those functions carry simhash_within_support.  When either fingerprint
  *	  argument is an indexed column, it offers the index condition
- *	  "column <@ simhash_ball(other, k)", which the GIN opclass serves.  The
- *	  index condition is exact for simhash_within and lossy for
- *	  simhash_at_distance.  It also estimates their selectivity.
+ *	  "column <@ simhash_ball(other, k)", which the GIN and hamming classes
+ *	  serve (a GIN index declines when a hamming index on the same key would
+ *	  be faster, see gin_cost.c).  The index condition is exact for
+ *	  simhash_within and lossy for simhash_at_distance.  It also estimates
+ *	  their selectivity.
  * 3. Restriction and join estimators of the <@, @> and % operators.
  *
  * 4. simhash_hamming_support plans "a <~> b" as "a <-> b" for nearest-first
- *	  GiST scans.
+ *	  GiST and hamming scans.
  *
  * Selectivity is the share of uniformly random fingerprints within k bits,
  * a fair model for fingerprints of unrelated documents.
  */
-#include "simhash_gin.h"
+#include "radius.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -257,6 +261,55 @@ estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 	return DEFAULT_ESTIMATE_DISTANCE;
 }
 
+/* do two indexes of a relation have the same key (column or expression)? */
+static bool
+same_key(const IndexOptInfo *a, int acol, const IndexOptInfo *b)
+{
+	int			ai = 0;
+	int			i;
+
+	if (a->indexkeys[acol] != 0 || b->indexkeys[0] != 0)
+		return a->indexkeys[acol] == b->indexkeys[0];
+	/* expressions: the n-th expression belongs to the n-th zero key */
+	for (i = 0; i < acol; i++)
+		ai += a->indexkeys[i] == 0;
+	return list_length(a->indexprs) > ai && b->indexprs != NIL &&
+		equal(list_nth(a->indexprs, ai), linitial(b->indexprs));
+}
+
+/*
+ * Should a GIN simhash_ops index leave "within k bits" to a hamming index on
+ * the same key?  Yes when its probes are modeled slower than a full pass over
+ * the hamming index: GIN's own cost estimate counts posting lists, not the
+ * consistent checks that grow with k, and would win the comparison anyway.
+ */
+static bool
+gin_defers_to_hamming(SupportRequestIndexCondition *req, int k)
+{
+	IndexOptInfo *gin = req->index;
+	int			nblocks = SIMHASH_GIN_DEFAULT_BLOCKS;
+	ListCell   *lc;
+
+	if (gin->relam != GIN_AM_OID)
+		return false;
+	if (gin->opclassoptions && gin->opclassoptions[req->indexcol])
+		nblocks = ((SimhashGinOptions *) gin->opclassoptions[req->indexcol])->blocks;
+	if (!simhash_gin_slower_than_packed_scan(k, nblocks))
+		return false;
+	foreach(lc, gin->rel->indexlist)
+	{
+		IndexOptInfo *other = (IndexOptInfo *) lfirst(lc);
+		char	   *amname;
+
+		if (other == gin || (other->indpred != NIL && !other->predOK))
+			continue;
+		amname = get_am_name(other->relam);
+		if (amname != NULL && strcmp(amname, "hamming") == 0 && same_key(gin, req->indexcol, other))
+			return true;
+	}
+	return false;
+}
+
 static Selectivity
 within_selectivity(int k)
 {
@@ -319,6 +372,8 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		outside = bms_union(pull_varnos(other), pull_varnos(k));
 #endif
 		if (bms_is_member(req->index->rel->relid, outside))
+			PG_RETURN_POINTER(NULL);
+		if (gin_defers_to_hamming(req, estimated_distance(req->root, k, req->funcid)))
 			PG_RETURN_POINTER(NULL);
 
 		simhash_type = exprType(indexed);

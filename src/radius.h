@@ -1,7 +1,10 @@
 /*
- * simhash_gin.h
- *	  The GIN operator class simhash_ops: strategy numbers, option limits, and
- *	  the query plan shared by its support functions and the planner support.
+ * radius.h
+ *	  Radius searches ("within k bits of q"): the operator strategy numbers
+ *	  shared by the GIN, GiST and hamming operator classes, the simhash_ball
+ *	  type, the simhash.max_distance setting, and the GIN operator class
+ *	  simhash_ops (option limits, and the probe plan shared by its support
+ *	  functions, its cost model in gin_cost.c and the planner support).
  *
  * Each indexed fingerprint is stored as one GIN key per block: (block << 56) |
  * block value.  A query "within k bits of q" probes, in block i, every value
@@ -12,15 +15,16 @@
  * whose lower bound exceeds k are rejected inside the index, and rows whose
  * every block matched have their exact distance known without a recheck.
  */
-#ifndef SIMHASH_GIN_H
-#define SIMHASH_GIN_H
+#ifndef SIMHASH_RADIUS_H
+#define SIMHASH_RADIUS_H
 
 #include "simhash.h"
 
-/* strategies of simhash_ops */
+/* strategies of simhash_ops (GIN), simhash_gist_ops and simhash_hamming_ops */
 #define SIMHASH_STRATEGY_IN_BALL	1	/* simhash <@ simhash_ball */
 #define SIMHASH_STRATEGY_SIMILAR	2	/* simhash % simhash (GUC threshold) */
 #define SIMHASH_STRATEGY_EQUAL		3	/* simhash = simhash */
+#define SIMHASH_STRATEGY_NEAREST	4	/* ORDER BY simhash <-> simhash (GiST, hamming) */
 
 /* opclass option "blocks" */
 #define SIMHASH_GIN_DEFAULT_BLOCKS	5
@@ -71,7 +75,10 @@ typedef struct SimhashBall
 extern int	simhash_max_distance_guc;
 
 extern void simhash_check_distance(int32 k);
-extern void simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks);
 extern double simhash_random_within_fraction(int k);
 
-#endif							/* SIMHASH_GIN_H */
+/* gin_cost.c */
+extern void simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks);
+extern bool simhash_gin_slower_than_packed_scan(int k, int nblocks);
+
+#endif							/* SIMHASH_RADIUS_H */

@@ -1,0 +1,227 @@
+-- The hamming access method: exact radius search for every k (0..64) and
+-- nearest first, checked against sequential scans on the same data, through
+-- every kind of change.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+CREATE SCHEMA hamming_test;
+RESET client_min_messages;
+SET search_path = hamming_test, public;
+SELECT setseed(0.7);
+
+-- uniformly random 64-bit fingerprints
+CREATE FUNCTION random_simhash() RETURNS simhash LANGUAGE sql VOLATILE AS
+$$ SELECT (((random() * 4294967296)::bigint << 32) | (random() * 4294967296)::bigint)::simhash $$;
+-- fp with exactly d distinct random bits flipped
+CREATE FUNCTION flip_bits(fp simhash, d int) RETURNS simhash LANGUAGE sql VOLATILE AS
+$$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
+     (SELECT b FROM generate_series(0, 63) b ORDER BY random() LIMIT d) s), 0))::simhash $$;
+-- the distance computed without the extension's operators
+CREATE FUNCTION plain_distance(a simhash, b simhash) RETURNS int LANGUAGE sql IMMUTABLE AS
+$$ SELECT bit_count((a::bigint # b::bigint)::bit(64))::int $$;
+
+CREATE TABLE docs (id int PRIMARY KEY, fp simhash);
+INSERT INTO docs SELECT i, random_simhash() FROM generate_series(1, 5000) i;
+-- 20 centers, each with two planted neighbours at every distance 0..16
+CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 20) j;
+INSERT INTO docs SELECT 100000 + j * 1000 + copy * 100 + d, flip_bits(c.fp, d)
+FROM centers c, generate_series(0, 16) d, generate_series(0, 1) copy;
+-- rows without a fingerprint
+INSERT INTO docs SELECT 900000 + i, NULL FROM generate_series(1, 7) i;
+SELECT count(*) = 20 * 17 * 2 AS planted_at_exact_distances FROM docs d JOIN centers c
+  ON d.id / 1000 = 100 + c.j AND plain_distance(d.fp, c.fp) = d.id % 100;
+CREATE INDEX docs_fp ON docs USING hamming (fp);
+ANALYZE docs;
+
+-- every query shape can use the index
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <~> '0123456789abcdef' <= 12;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <~> '0123456789abcdef' < 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <~> '0123456789abcdef' = 2;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE 40 >= '0123456789abcdef' <~> fp;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash_within(fp, '0123456789abcdef', 3);
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash_ball('0123456789abcdef', 3) @> fp;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp % '0123456789abcdef';
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp = '0123456789abcdef';
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY fp <~> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <~> '0123456789abcdef' <= 20
+  ORDER BY fp <~> '0123456789abcdef' LIMIT 10;
+-- the inner side of a join
+EXPLAIN (COSTS OFF) SELECT c.j, d.id FROM centers c JOIN docs d ON c.fp <~> d.fp <= 9;
+-- prepared statements: k as a parameter, generic plans
+SET plan_cache_mode = force_generic_plan;
+PREPARE near(simhash, int) AS SELECT id FROM docs WHERE fp <~> $1 <= $2;
+EXPLAIN (COSTS OFF) EXECUTE near('0123456789abcdef', 3);
+PREPARE nearest(simhash, int) AS SELECT id FROM docs ORDER BY fp <~> $1 LIMIT $2;
+EXPLAIN (COSTS OFF) EXECUTE nearest('0123456789abcdef', 3);
+RESET plan_cache_mode;
+RESET enable_seqscan;
+
+-- exactness: the index (as a bitmap scan and as a plain index scan, forced)
+-- returns the sequential scan's rows for every k in 0..64: k = 0..24 around
+-- every center, every larger k (where rows match by the thousand) around one.
+-- Answers are compared per (shape, k, center) by count and a checksum of ids.
+CREATE TABLE radii AS SELECT j, k FROM centers, generate_series(0, 64) k WHERE k <= 24 OR j = 1;
+CREATE FUNCTION compare_radius(label text) RETURNS TABLE (check_name text, index_rows numeric, mismatches bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off;
+  CREATE TEMP TABLE bitmap_answer AS
+    SELECT 'le' AS shape, k, c.j, count(*) AS n, sum(hashint4(d.id)) AS checksum
+    FROM radii r JOIN centers c USING (j), docs d WHERE d.fp <~> c.fp <= k GROUP BY 1, 2, 3
+    UNION ALL SELECT 'eq', k, c.j, count(*), sum(hashint4(d.id))
+    FROM radii r JOIN centers c USING (j), docs d WHERE k <= 24 AND d.fp <~> c.fp = k GROUP BY 1, 2, 3;
+  SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = off;
+  CREATE TEMP TABLE index_answer AS
+    SELECT 'le' AS shape, k, c.j, count(*) AS n, sum(hashint4(d.id)) AS checksum
+    FROM radii r JOIN centers c USING (j), docs d WHERE d.fp <~> c.fp <= k GROUP BY 1, 2, 3
+    UNION ALL SELECT 'eq', k, c.j, count(*), sum(hashint4(d.id))
+    FROM radii r JOIN centers c USING (j), docs d WHERE k <= 24 AND d.fp <~> c.fp = k GROUP BY 1, 2, 3;
+  SET LOCAL enable_seqscan = on; SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
+  CREATE TEMP TABLE seq_answer AS
+    WITH dist AS (SELECT c.j, d.id, plain_distance(d.fp, c.fp) AS dist FROM centers c, docs d WHERE d.fp IS NOT NULL)
+    SELECT 'le' AS shape, k, j, count(*) AS n, sum(hashint4(id)) AS checksum
+    FROM dist JOIN radii USING (j) WHERE dist <= k GROUP BY 1, 2, 3
+    UNION ALL SELECT 'eq', k, j, count(*), sum(hashint4(id))
+    FROM dist JOIN radii USING (j) WHERE k <= 24 AND dist = k GROUP BY 1, 2, 3;
+  RETURN QUERY SELECT label || ', bitmap scan', (SELECT sum(n) FROM bitmap_answer),
+    (SELECT count(*) FROM ((SELECT * FROM bitmap_answer EXCEPT ALL SELECT * FROM seq_answer)
+                           UNION ALL (SELECT * FROM seq_answer EXCEPT ALL SELECT * FROM bitmap_answer)) x);
+  RETURN QUERY SELECT label || ', index scan', (SELECT sum(n) FROM index_answer),
+    (SELECT count(*) FROM ((SELECT * FROM index_answer EXCEPT ALL SELECT * FROM seq_answer)
+                           UNION ALL (SELECT * FROM seq_answer EXCEPT ALL SELECT * FROM index_answer)) x);
+  DROP TABLE bitmap_answer, index_answer, seq_answer;
+END $$;
+
+-- nearest first: the first n rows of the index scan are the first n rows of
+-- the sequential scan sorted by distance, ties in heap order (ctid)
+CREATE FUNCTION compare_nearest(n int) RETURNS TABLE (first_rows int, queries bigint, mismatches bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off;
+  CREATE TEMP TABLE knn_idx AS SELECT c.j, x.rank, x.id, x.d FROM centers c, LATERAL (
+    SELECT row_number() OVER () AS rank, id, d FROM (SELECT id, fp <~> c.fp AS d FROM docs ORDER BY fp <~> c.fp LIMIT n) s) x;
+  SET LOCAL enable_seqscan = on; SET LOCAL enable_sort = on; SET LOCAL enable_indexscan = off;
+  CREATE TEMP TABLE knn_seq AS SELECT c.j, x.rank, x.id, x.d FROM centers c, LATERAL (
+    SELECT row_number() OVER () AS rank, id, d FROM (SELECT id, plain_distance(fp, c.fp) AS d FROM docs
+      ORDER BY 2 NULLS LAST, ctid LIMIT n) s) x;
+  RETURN QUERY SELECT n, (SELECT count(DISTINCT j) FROM knn_idx),
+    (SELECT count(*) FROM ((SELECT * FROM knn_idx EXCEPT ALL SELECT * FROM knn_seq)
+                           UNION ALL (SELECT * FROM knn_seq EXCEPT ALL SELECT * FROM knn_idx)) x);
+  DROP TABLE knn_idx, knn_seq;
+END $$;
+
+SELECT * FROM compare_radius('fresh index');
+-- 600 and 700 cross the first batch of an ordered scan (one page, 582 rows);
+-- 6000 is more than the table: every row, the NULL fingerprints last
+SELECT * FROM compare_nearest(1);
+SELECT * FROM compare_nearest(10);
+SELECT * FROM compare_nearest(100);
+SELECT * FROM compare_nearest(700);
+SELECT * FROM compare_nearest(6000);
+-- the planted neighbours come first, in order of distance
+SELECT array_agg(d ORDER BY n) AS nearest_distances FROM (
+  SELECT d, row_number() OVER () AS n FROM (SELECT fp <~> (SELECT fp FROM centers WHERE j = 5) AS d FROM docs
+  ORDER BY fp <~> (SELECT fp FROM centers WHERE j = 5) LIMIT 20) s) x;
+-- a radius condition and an ordering together, and two conditions at once
+SET enable_seqscan = off;
+SELECT array_agg(id ORDER BY n) = (SELECT array_agg(id ORDER BY plain_distance(fp, c.fp), ctid) FROM docs
+                                   WHERE plain_distance(fp, c.fp) BETWEEN 0 AND 5) AS ordered_within_5
+FROM centers c, LATERAL (SELECT id, row_number() OVER () AS n FROM (
+  SELECT id FROM docs WHERE fp <~> c.fp <= 5 ORDER BY fp <~> c.fp) s) x
+WHERE c.j = 3 GROUP BY c.fp;
+SELECT count(*) AS both_conditions,
+       count(*) = (SELECT count(*) FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2
+                   AND plain_distance(d.fp, a.fp) <= 30 AND plain_distance(d.fp, b.fp) <= 30) AS exact
+FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2 AND d.fp <~> a.fp <= 30 AND d.fp <~> b.fp <= 30;
+-- the % operator reads simhash.max_distance; = is a radius of 0
+SET simhash.max_distance = 4;
+SELECT count(*) AS similar_within_4 FROM docs d, centers c WHERE c.j = 4 AND d.fp % c.fp;
+RESET simhash.max_distance;
+SELECT count(*) AS equal_to_center FROM docs d, centers c WHERE c.j = 4 AND d.fp = c.fp;
+-- a negative radius matches nothing, a huge one every fingerprint
+SELECT count(*) AS negative_k FROM docs WHERE fp <~> '0123456789abcdef' <= -1;
+SELECT count(*) = (SELECT count(fp) FROM docs) AS huge_k_every_fingerprint FROM docs WHERE fp <~> '0123456789abcdef' <= 1000;
+SELECT count(*) AS null_center FROM docs WHERE fp <@ simhash_ball(NULL, 3);
+-- prepared statements with k as a parameter
+SET plan_cache_mode = force_generic_plan;
+SELECT fp AS q7 FROM centers WHERE j = 7 \gset
+EXECUTE near(:'q7', 3);
+EXECUTE nearest(:'q7', 5);
+RESET plan_cache_mode;
+RESET enable_seqscan;
+-- a join with the index on the inner side equals the sequential answer
+SET enable_seqscan = off;
+CREATE TEMP TABLE join_idx AS SELECT c.j, d.id FROM centers c JOIN docs d ON c.fp <~> d.fp <= 9;
+RESET enable_seqscan;
+SELECT count(*) AS join_rows, count(*) = (SELECT count(*) FROM centers c JOIN docs d ON plain_distance(c.fp, d.fp) <= 9)
+  AND NOT EXISTS (SELECT j, id FROM join_idx EXCEPT SELECT c.j, d.id FROM centers c JOIN docs d ON plain_distance(c.fp, d.fp) <= 9) AS exact
+FROM join_idx;
+
+-- after inserts (NULLs too), updates and deletes
+INSERT INTO docs SELECT 200000 + j * 100 + d, flip_bits(c.fp, d) FROM centers c, generate_series(0, 8) d;
+INSERT INTO docs SELECT 910000 + i, NULL FROM generate_series(1, 3) i;
+UPDATE docs SET fp = flip_bits(fp, 1) WHERE id % 7 = 0;
+UPDATE docs SET fp = random_simhash() WHERE id % 13 = 0;
+DELETE FROM docs WHERE id % 11 = 0;
+SELECT * FROM compare_radius('after insert, update, delete');
+SELECT * FROM compare_nearest(50);
+VACUUM docs;
+SELECT * FROM compare_radius('after vacuum');
+SELECT * FROM compare_nearest(6000);
+-- space freed by VACUUM is used again: deleting most rows and inserting as
+-- many again does not grow the index
+SELECT pg_relation_size('docs_fp') AS size_before \gset
+DELETE FROM docs WHERE id <= 4000;
+VACUUM docs;
+INSERT INTO docs SELECT i, random_simhash() FROM generate_series(1, 4000) i;
+SELECT pg_relation_size('docs_fp') <= :size_before AS space_reused;
+SELECT * FROM compare_radius('after refilling freed pages');
+REINDEX INDEX docs_fp;
+SELECT * FROM compare_radius('after reindex');
+REINDEX INDEX CONCURRENTLY docs_fp;
+SELECT * FROM compare_radius('after reindex concurrently');
+SELECT * FROM compare_nearest(700);
+
+-- an unlogged table's index starts empty and works
+CREATE UNLOGGED TABLE scratch (fp simhash);
+CREATE INDEX scratch_fp ON scratch USING hamming (fp);
+INSERT INTO scratch SELECT fp FROM centers;
+SET enable_seqscan = off;
+SELECT count(*) AS unlogged_exact_matches FROM scratch s, centers c WHERE s.fp <~> c.fp <= 0;
+-- a count needs no condition and no column: a bitmap scan or an index-only
+-- scan over every entry, NULLs too
+INSERT INTO scratch VALUES (NULL), (NULL);
+EXPLAIN (COSTS OFF) SELECT count(*) FROM scratch;
+SELECT count(*) AS bitmap_count FROM scratch;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM scratch;
+SELECT count(*) AS index_only_count FROM scratch;
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+
+-- on a table of a realistic size, the planner picks the index by itself for
+-- small and medium radii, and a sequential scan when most rows match
+CREATE TABLE big (id int, fp simhash);
+INSERT INTO big SELECT i, random_simhash() FROM generate_series(1, 100000) i;
+CREATE INDEX big_fp ON big USING hamming (fp);
+ANALYZE big;
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 12;
+EXPLAIN (COSTS OFF) SELECT id FROM big ORDER BY fp <~> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 40;
+-- beside a GIN index, GIN serves the small radii (it probes) and leaves the
+-- larger ones, where its probes cost more than a pass, to this index
+CREATE INDEX big_fp_gin ON big USING gin (fp);
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 9;
+
+-- what the method refuses
+CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);
+CREATE INDEX ON docs USING hamming (id);
+CREATE INDEX ON docs USING hamming (fp, id);
+CREATE UNIQUE INDEX ON docs USING hamming (fp);
+CREATE INDEX ON docs USING hamming (fp) INCLUDE (id);
+
+SET client_min_messages = warning;
+DROP SCHEMA hamming_test CASCADE;
+RESET client_min_messages;

@@ -1,0 +1,124 @@
+/*
+ * hamming_insert.c
+ *	  Inserting into a "hamming" index: the entry is appended to the insert
+ *	  page of its kind (fingerprint or NULL); when that one is full, the
+ *	  next page of the metapage's free list becomes the insert page, or a new
+ *	  page when the list is empty.  Every change goes through generic WAL.
+ */
+#include "hamming.h"
+
+#include "miscadmin.h"
+
+/* append to page (exclusively locked, registered for WAL) */
+static void
+page_append(Page page, simhash fp, ItemPointer tid)
+{
+	HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+	Assert(opaque->nentries < HAMMING_PAGE_CAPACITY);
+	HammingPageFingerprints(page)[opaque->nentries] = fp;
+	HammingPageTids(page)[opaque->nentries] = *tid;
+	opaque->nentries++;
+}
+
+static BlockNumber
+insert_target(Relation index, int target)
+{
+	Buffer		metabuf = ReadBuffer(index, HAMMING_METAPAGE_BLKNO);
+	BlockNumber blkno;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	hamming_check_page(index, BufferGetPage(metabuf), HAMMING_METAPAGE_BLKNO);
+	blkno = HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target];
+	UnlockReleaseBuffer(metabuf);
+	return blkno;
+}
+
+/*
+ * Append to page blkno if it takes entries of this kind and has room (an
+ * empty page of the other kind is taken over).
+ */
+static bool
+try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPointer tid)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+	Page		page;
+	bool		fits;
+	bool		empty;
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buffer);
+	hamming_check_page(index, page, blkno);
+	empty = hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
+		HammingPageGetOpaque(page)->nentries == 0;
+	fits = empty || (hamming_page_is(page, kind) &&
+					 HammingPageGetOpaque(page)->nentries < HAMMING_PAGE_CAPACITY);
+	if (fits)
+	{
+		GenericXLogState *xlog = GenericXLogStart(index);
+
+		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+		if (empty)
+			hamming_init_page(page, kind);
+		page_append(page, fp, tid);
+		GenericXLogFinish(xlog);
+	}
+	UnlockReleaseBuffer(buffer);
+	return fits;
+}
+
+bool
+hamming_insert(Relation index, Datum *values, bool *isnull,
+			   ItemPointer ht_ctid, Relation heapRel,
+			   IndexUniqueCheck checkUnique,
+#if PG_VERSION_NUM >= 140000
+			   bool indexUnchanged,
+#endif
+			   IndexInfo *indexInfo)
+{
+	int			target = isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;
+	uint16		kind = isnull[0] ? HAMMING_NULLS : HAMMING_DATA;
+	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
+
+	for (;;)
+	{
+		BlockNumber blkno = insert_target(index, target);
+		Buffer		metabuf;
+		Buffer		buffer;
+		GenericXLogState *xlog;
+		HammingMetaPageData *meta;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		if (blkno != InvalidBlockNumber && try_append(index, blkno, kind, fp, ht_ctid))
+			return false;
+
+		/* the insert page is full: the next one, unless another backend was faster */
+		metabuf = ReadBuffer(index, HAMMING_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		if (HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target] != blkno)
+		{
+			UnlockReleaseBuffer(metabuf);
+			continue;
+		}
+		xlog = GenericXLogStart(index);
+		meta = HammingPageGetMeta(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+		if (meta->nfree > 0)
+		{
+			/* a page that VACUUM emptied; the next round tries it */
+			meta->insert_page[target] = meta->free_page[--meta->nfree];
+			GenericXLogFinish(xlog);
+			UnlockReleaseBuffer(metabuf);
+			continue;
+		}
+		buffer = hamming_new_buffer(index);
+		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
+		hamming_init_page(page, kind);
+		page_append(page, fp, ht_ctid);
+		meta->insert_page[target] = BufferGetBlockNumber(buffer);
+		GenericXLogFinish(xlog);
+		UnlockReleaseBuffer(buffer);
+		UnlockReleaseBuffer(metabuf);
+		return false;
+	}
+}

@@ -1,0 +1,486 @@
+/*
+ * hamming_scan.c
+ *	  Scans of a "hamming" index.  A radius scan (bitmap or tuple by tuple)
+ *	  reads every page and keeps the entries within the radius of every
+ *	  condition: exact, no recheck.  An ordered scan (ORDER BY fp <-> q)
+ *	  makes passes over the index; each pass keeps, in a bounded max-heap,
+ *	  the next batch_size entries in (distance, heap TID) order after the
+ *	  last one returned, and returns them sorted.  The first pass keeps few
+ *	  entries (a LIMIT 10 costs one pass), each later pass eight times more
+ *	  (up to work_mem), so that a full ordered scan costs a handful of passes.
+ *	  Rows whose fingerprint is NULL come last, in physical order, and only
+ *	  when the scan has no condition.
+ */
+#include "hamming.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+
+#define HAMMING_FIRST_BATCH		64
+#define HAMMING_BATCH_GROWTH	8
+
+/*
+ * Popcount without a call through a function pointer: x86-64 compilers
+ * build the page loops twice, with and without the POPCNT instruction, and
+ * the loader picks one for the CPU.
+ */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__clang__)
+#define HAMMING_POPCOUNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#endif
+#endif
+#ifndef HAMMING_POPCOUNT_CLONES
+#define HAMMING_POPCOUNT_CLONES
+#endif
+
+#if defined(HAVE__BUILTIN_POPCOUNT) || defined(__GNUC__)
+#define hamming_popcount(x) __builtin_popcountll(x)
+#else
+#define hamming_popcount(x) pg_popcount64(x)
+#endif
+
+static int
+hit_cmp(const HammingHit *a, const HammingHit *b)
+{
+	if (a->distance != b->distance)
+		return a->distance < b->distance ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+}
+
+static int
+hit_qsort_cmp(const void *a, const void *b)
+{
+	return hit_cmp((const HammingHit *) a, (const HammingHit *) b);
+}
+
+/* does fp satisfy every condition? */
+static inline bool
+matches_all(const HammingScanOpaque so, simhash fp)
+{
+	int			i;
+
+	for (i = 0; i < so->nconds; i++)
+		if (hamming_popcount(fp ^ so->center[i]) > so->radius[i])
+			return false;
+	return true;
+}
+
+/*
+ * The entries of a data page that satisfy every condition, with their
+ * distance to the first condition's center (or 0), into out.
+ */
+HAMMING_POPCOUNT_CLONES
+static int
+data_page_matches(const HammingScanOpaque so, Page page, HammingHit *out)
+{
+	const uint64 *fps = HammingPageFingerprints(page);
+	const ItemPointerData *tids = HammingPageTids(page);
+	int			n = HammingPageGetOpaque(page)->nentries;
+	int			found = 0;
+	int			i;
+
+	if (so->nconds == 0)
+	{
+		for (i = 0; i < n; i++)
+		{
+			out[found].tid = tids[i];
+			out[found++].distance = 0;
+		}
+	}
+	else
+	{
+		simhash		center = so->center[0];
+		int			radius = so->radius[0];
+
+		for (i = 0; i < n; i++)
+		{
+			int			d = hamming_popcount(fps[i] ^ center);
+
+			if (d <= radius && (so->nconds == 1 || matches_all(so, fps[i])))
+			{
+				out[found].tid = tids[i];
+				out[found++].distance = d;
+			}
+		}
+	}
+	return found;
+}
+
+/*
+ * Read the next page of the index (from so->next_block) that has rows to
+ * return into so->hits: data pages when want_data, pages of NULL
+ * fingerprints when want_nulls (only for scans without conditions).
+ * Returns false at the end of the index.
+ */
+static bool
+load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+
+	want_nulls &= so->nconds == 0;
+	if (so->nblocks == InvalidBlockNumber)
+		so->nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
+	while (so->next_block < so->nblocks)
+	{
+		BlockNumber blkno = so->next_block++;
+		Buffer		buffer;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(scan->indexRelation, blkno);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		hamming_check_page(scan->indexRelation, page, blkno);
+		so->nhits = 0;
+		so->next_hit = 0;
+		if (want_data && hamming_page_is(page, HAMMING_DATA))
+			so->nhits = data_page_matches(so, page, so->hits);
+		else if (want_nulls && hamming_page_is(page, HAMMING_NULLS))
+		{
+			int			i;
+
+			so->nhits = HammingPageGetOpaque(page)->nentries;
+			for (i = 0; i < so->nhits; i++)
+			{
+				so->hits[i].tid = HammingPageTids(page)[i];
+				so->hits[i].distance = 0;
+			}
+		}
+		UnlockReleaseBuffer(buffer);
+		if (so->nhits > 0)
+			return true;
+	}
+	return false;
+}
+
+/* max-heap of hits on (distance, tid): the root is the worst kept */
+static void
+heap_sift_down(HammingHit *heap, int n, int i)
+{
+	for (;;)
+	{
+		int			largest = i;
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		HammingHit	tmp;
+
+		if (l < n && hit_cmp(&heap[l], &heap[largest]) > 0)
+			largest = l;
+		if (r < n && hit_cmp(&heap[r], &heap[largest]) > 0)
+			largest = r;
+		if (largest == i)
+			return;
+		tmp = heap[i];
+		heap[i] = heap[largest];
+		heap[largest] = tmp;
+		i = largest;
+	}
+}
+
+static void
+heap_push(HammingHit *heap, int n, HammingHit hit)
+{
+	int			i = n;
+
+	heap[i] = hit;
+	while (i > 0 && hit_cmp(&heap[(i - 1) / 2], &heap[i]) < 0)
+	{
+		HammingHit	tmp = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+/*
+ * Offer the entries of a data page to the heap: those after so->last (if
+ * any) that satisfy every condition.  *cutoff is the distance of the heap's
+ * root once it is full (no farther entry can enter).
+ */
+HAMMING_POPCOUNT_CLONES
+static int
+offer_page(const HammingScanOpaque so, Page page, HammingHit *heap, int n, int *cutoff)
+{
+	const uint64 *fps = HammingPageFingerprints(page);
+	const ItemPointerData *tids = HammingPageTids(page);
+	int			nentries = HammingPageGetOpaque(page)->nentries;
+	int			floor = so->have_last ? so->last.distance : 0;
+	simhash		query = so->query;
+	int			i;
+
+	for (i = 0; i < nentries; i++)
+	{
+		int			d = hamming_popcount(fps[i] ^ query);
+		HammingHit	hit;
+
+		if (d > *cutoff || d < floor)
+			continue;
+		hit.tid = tids[i];
+		hit.distance = d;
+		if (so->have_last && hit_cmp(&hit, &so->last) <= 0)
+			continue;
+		if (!matches_all(so, fps[i]))
+			continue;
+		if (n < so->batch_size)
+		{
+			heap_push(heap, n++, hit);
+			if (n == so->batch_size)
+				*cutoff = heap[0].distance;
+		}
+		else if (hit_cmp(&hit, &heap[0]) < 0)
+		{
+			heap[0] = hit;
+			heap_sift_down(heap, n, 0);
+			*cutoff = heap[0].distance;
+		}
+	}
+	return n;
+}
+
+/* one pass of an ordered scan: the next batch, sorted, into so->hits */
+static void
+ordered_pass(IndexScanDesc scan)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
+	int			cutoff = SIMHASH_BITS;
+	int			n = 0;
+	BlockNumber blkno;
+
+	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(scan->indexRelation, blkno);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		hamming_check_page(scan->indexRelation, page, blkno);
+		if (hamming_page_is(page, HAMMING_DATA))
+			n = offer_page(so, page, so->hits, n, &cutoff);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	qsort(so->hits, n, sizeof(HammingHit), hit_qsort_cmp);
+	so->nhits = n;
+	so->next_hit = 0;
+	if (n < so->batch_size)
+		so->done = true;		/* every fingerprint has been returned after these */
+	else
+	{
+		/* the next pass keeps more, within work_mem */
+		int			limit = Max(HAMMING_FIRST_BATCH, (int) Min((Size) work_mem * 1024 / sizeof(HammingHit), (Size) MaxAllocSize / sizeof(HammingHit)));
+		int			next = Min((Size) so->batch_size * HAMMING_BATCH_GROWTH, (Size) limit);
+
+		if (next > so->batch_size)
+		{
+			so->hits = repalloc(so->hits, next * sizeof(HammingHit));
+			so->batch_size = next;
+		}
+	}
+}
+
+IndexScanDesc
+hamming_begin_scan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	HammingScanOpaque so = palloc0(sizeof(HammingScanOpaqueData));
+
+	so->center = palloc(sizeof(simhash) * Max(nkeys, 1));
+	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
+	so->batch_size = Max(HAMMING_FIRST_BATCH, HAMMING_PAGE_CAPACITY);
+	so->hits = palloc(sizeof(HammingHit) * so->batch_size);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+	}
+	scan->opaque = so;
+	return scan;
+}
+
+void
+hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	int			i;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	so->nconds = 0;
+	so->nothing = false;
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		simhash		center;
+		int			radius;
+
+		if (key->sk_flags & SK_ISNULL)
+		{
+			so->nothing = true; /* strict operators: no row matches NULL */
+			continue;
+		}
+		switch (key->sk_strategy)
+		{
+			case SIMHASH_STRATEGY_IN_BALL:
+				center = DatumGetSimhashBallP(key->sk_argument)->center;
+				radius = DatumGetSimhashBallP(key->sk_argument)->radius;
+				break;
+			case SIMHASH_STRATEGY_SIMILAR:
+				center = DatumGetSimhash(key->sk_argument);
+				radius = simhash_max_distance_guc;
+				break;
+			case SIMHASH_STRATEGY_EQUAL:
+				center = DatumGetSimhash(key->sk_argument);
+				radius = 0;
+				break;
+			default:
+				elog(ERROR, "hamming: unrecognized strategy number %d", key->sk_strategy);
+		}
+		if (radius < 0)
+			so->nothing = true;
+		so->center[so->nconds] = center;
+		so->radius[so->nconds++] = radius;
+	}
+
+	/* an ordering by the distance to NULL orders nothing: a plain scan */
+	so->ordered = scan->numberOfOrderBys > 0 && !(scan->orderByData[0].sk_flags & SK_ISNULL);
+	if (so->ordered)
+	{
+		if (scan->orderByData[0].sk_strategy != SIMHASH_STRATEGY_NEAREST)
+			elog(ERROR, "hamming: unrecognized ordering strategy %d", scan->orderByData[0].sk_strategy);
+		so->query = DatumGetSimhash(scan->orderByData[0].sk_argument);
+	}
+
+	so->nhits = 0;
+	so->next_hit = 0;
+	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
+	so->nblocks = InvalidBlockNumber;
+	so->started = false;
+	so->done = false;
+	so->nulls_phase = false;
+	so->have_last = false;
+	so->batch_size = Max(HAMMING_FIRST_BATCH, HAMMING_PAGE_CAPACITY);
+}
+
+bool
+hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+
+	if (so->nothing)
+		return false;
+	if (!so->started)
+	{
+		pgstat_count_index_scan(scan->indexRelation);
+		so->started = true;
+	}
+	for (;;)
+	{
+		if (so->next_hit < so->nhits)
+		{
+			HammingHit *hit = &so->hits[so->next_hit++];
+
+			scan->xs_heaptid = hit->tid;
+			scan->xs_recheck = false;
+			if (scan->xs_want_itup)
+			{
+				/*
+				 * An index-only scan that needs no column (count(*)): the
+				 * fingerprint is not returned, a NULL stands for it.
+				 */
+				if (so->null_itup == NULL)
+				{
+					Datum		value = (Datum) 0;
+					bool		isnull = true;
+
+					so->null_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
+				}
+				scan->xs_itup = so->null_itup;
+				scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+			}
+			if (scan->numberOfOrderBys > 0)
+			{
+				bool		null_distance = !so->ordered || so->nulls_phase;
+
+				scan->xs_orderbyvals[0] = Int32GetDatum(null_distance ? 0 : hit->distance);
+				scan->xs_orderbynulls[0] = null_distance;
+				scan->xs_recheckorderby = false;
+				if (!null_distance)
+				{
+					so->last = *hit;
+					so->have_last = true;
+				}
+			}
+			return true;
+		}
+		if (!so->ordered)
+		{
+			/* rows in physical order, a page at a time */
+			if (!load_next_page(scan, true, true))
+				return false;
+		}
+		else if (so->nulls_phase)
+		{
+			if (!load_next_page(scan, false, true))
+				return false;
+		}
+		else if (so->done)
+		{
+			/* every fingerprint returned: NULL fingerprints last */
+			so->nulls_phase = true;
+			so->next_block = HAMMING_METAPAGE_BLKNO + 1;
+			so->nblocks = InvalidBlockNumber;
+		}
+		else
+			ordered_pass(scan);
+	}
+}
+
+int64
+hamming_get_bitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	ItemPointerData tids[HAMMING_PAGE_CAPACITY];
+	int64		ntids = 0;
+
+	if (so->nothing)
+		return 0;
+	pgstat_count_index_scan(scan->indexRelation);
+	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
+	so->nblocks = InvalidBlockNumber;
+	while (load_next_page(scan, true, true))
+	{
+		int			i;
+
+		for (i = 0; i < so->nhits; i++)
+			tids[i] = so->hits[i].tid;
+		tbm_add_tuples(tbm, tids, so->nhits, false);
+		ntids += so->nhits;
+	}
+	so->nhits = 0;
+	return ntids;
+}
+
+void
+hamming_end_scan(IndexScanDesc scan)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+
+	pfree(so->hits);
+	if (so->null_itup)
+		pfree(so->null_itup);
+	pfree(so->center);
+	pfree(so->radius);
+	pfree(so);
+	scan->opaque = NULL;
+}

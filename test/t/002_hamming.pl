@@ -1,0 +1,127 @@
+# The hamming index access method under WAL: its radius and nearest-first
+# answers equal a sequential scan's on a streaming standby after replay,
+# after a crash (immediate stop) and restart, and after concurrent inserts,
+# updates, deletes and queries from pgbench.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', "max_connections = 40\n");
+$primary->start;
+$primary->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+$standby->start;
+
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION simhash;
+	CREATE FUNCTION random_simhash() RETURNS simhash LANGUAGE sql VOLATILE AS
+	$$ SELECT (((random() * 4294967296)::bigint << 32) | (random() * 4294967296)::bigint)::simhash $$;
+	CREATE FUNCTION flip_bits(fp simhash, d int) RETURNS simhash LANGUAGE sql VOLATILE AS
+	$$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
+	     (SELECT b FROM generate_series(0, 63) b ORDER BY random() LIMIT d) s), 0))::simhash $$;
+	CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 20) j;
+	CREATE TABLE docs (id bigserial PRIMARY KEY, fp simhash);
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 20000);
+	CREATE INDEX docs_fp ON docs USING hamming (fp);
+	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 16) d;
+	INSERT INTO docs (fp) SELECT NULL FROM generate_series(1, 5);
+});
+
+# radius answers for k = 0..20 and the 30 nearest rows of each center, as text
+my $radius_query = q{
+	SELECT string_agg(k || ':' || c.j || ':' || d.id, ',' ORDER BY k, c.j, d.id)
+	FROM centers c, generate_series(0, 20, 2) k, docs d WHERE d.fp <~> c.fp <= k};
+my $nearest_query = q{
+	SELECT string_agg(c.j || ':' || x.d, ',' ORDER BY c.j, x.n)
+	FROM centers c, LATERAL (SELECT row_number() OVER () AS n, d FROM
+		(SELECT fp <~> c.fp AS d FROM docs ORDER BY fp <~> c.fp LIMIT 30) s) x};
+
+sub check_exact
+{
+	my ($node, $label) = @_;
+	my $index_settings = 'SET enable_seqscan = off; SET enable_sort = off;';
+	my $seq_settings = 'SET enable_bitmapscan = off; SET enable_indexscan = off;';
+
+	like($node->safe_psql('postgres', "$index_settings EXPLAIN (COSTS OFF) $radius_query"),
+		qr/Index Scan using docs_fp/, "$label: radius search uses the index");
+	like($node->safe_psql('postgres', "$index_settings EXPLAIN (COSTS OFF) $nearest_query"),
+		qr/Index Scan using docs_fp/, "$label: nearest first uses the index");
+	my $radius_index = $node->safe_psql('postgres', "$index_settings $radius_query");
+	ok(length($radius_index) > 0, "$label: the planted neighbours are found");
+	is($radius_index, $node->safe_psql('postgres', "$seq_settings $radius_query"),
+		"$label: radius answer equals sequential scan");
+	is($node->safe_psql('postgres', "$index_settings $nearest_query"),
+		$node->safe_psql('postgres', "$seq_settings $nearest_query"),
+		"$label: nearest distances equal a sorted sequential scan");
+	is($node->safe_psql('postgres', "$index_settings SELECT count(*) FROM (SELECT 1 FROM docs ORDER BY fp <~> '0123456789abcdef') s"),
+		$node->safe_psql('postgres', 'SELECT count(*) FROM docs'),
+		"$label: an ordered scan returns every row, NULL fingerprints too");
+}
+
+$primary->wait_for_catchup($standby);
+check_exact($primary, 'primary');
+check_exact($standby, 'standby after replay');
+
+# updates, deletes, VACUUM (pages refilled afterwards), REINDEX, replayed on the standby
+$primary->safe_psql('postgres', q{
+	UPDATE docs SET fp = flip_bits(fp, 2) WHERE id % 5 = 0;
+	DELETE FROM docs WHERE id % 7 = 0 OR id BETWEEN 1000 AND 6000;
+	VACUUM docs;
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 3000);
+	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 4) d;
+});
+$primary->wait_for_catchup($standby);
+check_exact($standby, 'standby after update, delete, vacuum, refill');
+$primary->safe_psql('postgres', 'REINDEX INDEX docs_fp');
+$primary->safe_psql('postgres', 'REINDEX INDEX CONCURRENTLY docs_fp');
+$primary->wait_for_catchup($standby);
+check_exact($standby, 'standby after reindex');
+
+# crash: an immediate stop loses nothing committed and leaves the index consistent
+$primary->safe_psql('postgres', q{
+	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 6) d;
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 2000);
+	DELETE FROM docs WHERE id % 9 = 0;
+	VACUUM docs;
+});
+my $before = $primary->safe_psql('postgres', 'SELECT count(*) FROM docs');
+$primary->stop('immediate');
+$primary->start;
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM docs'), $before, 'crash: committed rows survive');
+check_exact($primary, 'primary after crash recovery');
+
+# concurrent writers and readers (inserts fill pages, deletes and VACUUM free them)
+my $script = $primary->basedir . '/mixed.sql';
+open(my $fh, '>', $script) or die $!;
+print $fh q{
+\set c random(1, 20)
+\set d random(0, 8)
+INSERT INTO docs (fp) SELECT flip_bits(fp, :d) FROM centers WHERE j = :c;
+INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 20);
+SELECT count(*) FROM docs d, centers c WHERE c.j = :c AND d.fp <~> c.fp <= 9;
+SELECT id FROM docs ORDER BY fp <~> (SELECT fp FROM centers WHERE j = :c) LIMIT 5;
+UPDATE docs SET fp = flip_bits(fp, 1) WHERE id = (SELECT max(id) FROM docs) - :d * 5;
+DELETE FROM docs WHERE id = (SELECT max(id) FROM docs) - :d * 3;
+};
+close $fh;
+my $vacuum_script = $primary->basedir . '/vacuum.sql';
+open($fh, '>', $vacuum_script) or die $!;
+print $fh "VACUUM docs;\nSELECT pg_sleep(0.05);\n";
+close $fh;
+$primary->command_ok(
+	[ 'pgbench', '--no-vacuum', '--client=6', '--jobs=2', '--transactions=200',
+	  '--file=' . $script . '@10', '--file=' . $vacuum_script . '@1',
+	  '--host=' . $primary->host, '--port=' . $primary->port, 'postgres' ],
+	'pgbench: concurrent inserts, updates, deletes, vacuums and index queries');
+$primary->wait_for_catchup($standby);
+check_exact($primary, 'primary after concurrent load');
+check_exact($standby, 'standby after concurrent load');
+
+$standby->stop;
+$primary->stop;
+done_testing();
