@@ -499,6 +499,16 @@ def report(have_ham):
                      f"{cell(pg.get((n, m, 'knn', 'cached'), {}))} | {shapes.get((n, m, 'knn', 'custom'), '-')} | "
                      f"{shapes.get((n, m, 'knn', 'generic'), '-')} |")
         L.append(f"| {LABEL['fflat']} search(10) | {fmt(med(fa.get((n, 'fflat', 'knn'), {})))} | | | |")
+        forced = {m: med(pg.get((n, m, "knn", "dyn"), {})) for m in ("seqsort", "gist", "ham")}
+        forced = {m: v for m, v in forced.items() if v is not None}
+        p = med(pg.get((n, "pick", "knn", "dyn"), {}))
+        if forced and p:
+            fm = min(forced, key=forced.get)
+            L.append(f"\nThe planner's pick takes {p / forced[fm]:.2f}x the fastest forced plan ({LABEL[fm]}).")
+            if p / forced[fm] > 1.3:
+                surprises.append(f"{n:,} rows, ORDER BY fp <~> q LIMIT 10: the planner picks "
+                                 f"{shapes.get((n, 'pick', 'knn', 'custom'))} ({fmt(p)} ms), {p / forced[fm]:.1f}x "
+                                 f"the fastest forced plan ({LABEL[fm]}, {fmt(forced[fm])} ms)")
         L.append("")
         L.append(f"## {n:,} rows: builds and sizes (one process, maintenance_work_mem 1GB)\n")
         L.append("Build time net of run-queue waits (wall-clock in parentheses).\n")
