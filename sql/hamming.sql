@@ -61,21 +61,20 @@ RESET enable_seqscan;
 -- every center, every larger k (where rows match by the thousand) around one.
 -- Answers are compared per (shape, k, center) by count and a checksum of ids.
 CREATE TABLE radii AS SELECT j, k FROM centers, generate_series(0, 64) k WHERE k <= 24 OR j = 1;
+-- the index answer, with whatever scans the settings allow
+CREATE FUNCTION radius_answer() RETURNS TABLE (shape text, k int, j int, n bigint, checksum bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT 'le', k, c.j, count(*), sum(hashint4(d.id))
+  FROM radii r JOIN centers c USING (j), docs d WHERE d.fp <~> c.fp <= k GROUP BY 1, 2, 3
+  UNION ALL SELECT 'eq', k, c.j, count(*), sum(hashint4(d.id))
+  FROM radii r JOIN centers c USING (j), docs d WHERE k <= 24 AND d.fp <~> c.fp = k GROUP BY 1, 2, 3 $$;
 CREATE FUNCTION compare_radius(label text) RETURNS TABLE (check_name text, index_rows numeric, mismatches bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
   SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off;
-  CREATE TEMP TABLE bitmap_answer AS
-    SELECT 'le' AS shape, k, c.j, count(*) AS n, sum(hashint4(d.id)) AS checksum
-    FROM radii r JOIN centers c USING (j), docs d WHERE d.fp <~> c.fp <= k GROUP BY 1, 2, 3
-    UNION ALL SELECT 'eq', k, c.j, count(*), sum(hashint4(d.id))
-    FROM radii r JOIN centers c USING (j), docs d WHERE k <= 24 AND d.fp <~> c.fp = k GROUP BY 1, 2, 3;
+  CREATE TEMP TABLE bitmap_answer AS SELECT * FROM radius_answer();
   SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = off;
-  CREATE TEMP TABLE index_answer AS
-    SELECT 'le' AS shape, k, c.j, count(*) AS n, sum(hashint4(d.id)) AS checksum
-    FROM radii r JOIN centers c USING (j), docs d WHERE d.fp <~> c.fp <= k GROUP BY 1, 2, 3
-    UNION ALL SELECT 'eq', k, c.j, count(*), sum(hashint4(d.id))
-    FROM radii r JOIN centers c USING (j), docs d WHERE k <= 24 AND d.fp <~> c.fp = k GROUP BY 1, 2, 3;
+  CREATE TEMP TABLE index_answer AS SELECT * FROM radius_answer();
   SET LOCAL enable_seqscan = on; SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
   CREATE TEMP TABLE seq_answer AS
     WITH dist AS (SELECT c.j, d.id, plain_distance(d.fp, c.fp) AS dist FROM centers c, docs d WHERE d.fp IS NOT NULL)
@@ -110,6 +109,12 @@ BEGIN
   DROP TABLE knn_idx, knn_seq;
 END $$;
 
+-- the forced plans of the index answer (the function is inlined)
+SET enable_seqscan = off; SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM radius_answer();
+SET enable_indexscan = on; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM radius_answer();
+RESET enable_seqscan; RESET enable_indexscan; RESET enable_bitmapscan;
 SELECT * FROM compare_radius('fresh index');
 -- 600 and 700 cross the first batch of an ordered scan (one page, 582 rows);
 -- 6000 is more than the table: every row, the NULL fingerprints last
@@ -214,6 +219,16 @@ EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 40;
 CREATE INDEX big_fp_gin ON big USING gin (fp);
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 9;
+
+-- an exclusion constraint with % rejects near-copies (within the session's
+-- simhash.max_distance)
+CREATE TABLE distinct_docs (id int, fp simhash, EXCLUDE USING hamming (fp WITH %));
+SET simhash.max_distance = 3;
+INSERT INTO distinct_docs VALUES (1, '0123456789abcdef'), (2, 'fedcba9876543210');
+INSERT INTO distinct_docs VALUES (3, '0123456789abcdec');
+INSERT INTO distinct_docs VALUES (4, '0123456789abcd00');
+RESET simhash.max_distance;
+SELECT id FROM distinct_docs ORDER BY id;
 
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);

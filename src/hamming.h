@@ -143,6 +143,8 @@ extern void hamming_init_page(Page page, uint16 kind);
 extern void hamming_init_metapage(Page page);
 extern Buffer hamming_new_buffer(Relation index);
 extern void hamming_check_page(Relation index, Page page, BlockNumber blkno);
+extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
+								BufferAccessStrategy strategy);
 
 /* hamming_build.c */
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);

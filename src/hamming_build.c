@@ -11,7 +11,7 @@
 #include "access/xloginsert.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
-#include "utils/backend_progress.h"
+#include "pgstat.h"
 
 #define HAMMING_PHASE_SCAN	2		/* subphase after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE */
 

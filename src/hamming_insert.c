@@ -24,11 +24,9 @@ page_append(Page page, simhash fp, ItemPointer tid)
 static BlockNumber
 insert_target(Relation index, int target)
 {
-	Buffer		metabuf = ReadBuffer(index, HAMMING_METAPAGE_BLKNO);
+	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	BlockNumber blkno;
 
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	hamming_check_page(index, BufferGetPage(metabuf), HAMMING_METAPAGE_BLKNO);
 	blkno = HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target];
 	UnlockReleaseBuffer(metabuf);
 	return blkno;
@@ -41,14 +39,11 @@ insert_target(Relation index, int target)
 static bool
 try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPointer tid)
 {
-	Buffer		buffer = ReadBuffer(index, blkno);
-	Page		page;
+	Buffer		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, NULL);
+	Page		page = BufferGetPage(buffer);
 	bool		fits;
 	bool		empty;
 
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buffer);
-	hamming_check_page(index, page, blkno);
 	empty = hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
 		HammingPageGetOpaque(page)->nentries == 0;
 	fits = empty || (hamming_page_is(page, kind) &&
@@ -94,8 +89,7 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 			return false;
 
 		/* the insert page is full: the next one, unless another backend was faster */
-		metabuf = ReadBuffer(index, HAMMING_METAPAGE_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
 		if (HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target] != blkno)
 		{
 			UnlockReleaseBuffer(metabuf);

@@ -19,7 +19,7 @@
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 
-#define HAMMING_FIRST_BATCH		64
+#define HAMMING_FIRST_BATCH		HAMMING_PAGE_CAPACITY	/* also the size of a page's hits */
 #define HAMMING_BATCH_GROWTH	8
 
 /*
@@ -121,6 +121,8 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 
 	want_nulls &= so->nconds == 0;
+	if (!want_data && !want_nulls)
+		return false;
 	if (so->nblocks == InvalidBlockNumber)
 		so->nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
 	while (so->next_block < so->nblocks)
@@ -130,10 +132,8 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(scan->indexRelation, blkno);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
-		hamming_check_page(scan->indexRelation, page, blkno);
 		so->nhits = 0;
 		so->next_hit = 0;
 		if (want_data && hamming_page_is(page, HAMMING_DATA))
@@ -257,10 +257,8 @@ ordered_pass(IndexScanDesc scan)
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(scan->indexRelation, blkno);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
-		hamming_check_page(scan->indexRelation, page, blkno);
 		if (hamming_page_is(page, HAMMING_DATA))
 			n = offer_page(so, page, so->hits, n, &cutoff);
 		UnlockReleaseBuffer(buffer);
@@ -293,7 +291,7 @@ hamming_begin_scan(Relation index, int nkeys, int norderbys)
 
 	so->center = palloc(sizeof(simhash) * Max(nkeys, 1));
 	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
-	so->batch_size = Max(HAMMING_FIRST_BATCH, HAMMING_PAGE_CAPACITY);
+	so->batch_size = HAMMING_FIRST_BATCH;
 	so->hits = palloc(sizeof(HammingHit) * so->batch_size);
 	if (norderbys > 0)
 	{
@@ -369,7 +367,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->done = false;
 	so->nulls_phase = false;
 	so->have_last = false;
-	so->batch_size = Max(HAMMING_FIRST_BATCH, HAMMING_PAGE_CAPACITY);
+	so->batch_size = HAMMING_FIRST_BATCH;
 }
 
 bool

@@ -1,7 +1,7 @@
 /*
  * hamming_utils.c
  *	  Helpers of the "hamming" access method: index options, page and
- *	  metapage initialisation, new pages, page checks.
+ *	  metapage initialisation, new pages, reading and checking pages.
  */
 #include "hamming.h"
 
@@ -77,4 +77,15 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 				 errmsg("index \"%s\" contains an unexpected page at block %u",
 						RelationGetRelationName(index), blkno),
 				 errhint("Please REINDEX it.")));
+}
+
+/* page blkno, pinned, locked in mode and checked */
+Buffer
+hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrategy strategy)
+{
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+
+	LockBuffer(buffer, mode);
+	hamming_check_page(index, BufferGetPage(buffer), blkno);
+	return buffer;
 }

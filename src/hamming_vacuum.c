@@ -30,10 +30,8 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		int			i;
 
 		vacuum_delay_point();
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, info->strategy);
 		page = BufferGetPage(buffer);
-		hamming_check_page(index, page, blkno);
 		if (!hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
 		{
 			UnlockReleaseBuffer(buffer);
@@ -102,10 +100,8 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Page		page;
 
 		vacuum_delay_point();
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_SHARE, info->strategy);
 		page = BufferGetPage(buffer);
-		hamming_check_page(index, page, blkno);
 		if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
 		{
 			int			n = HammingPageGetOpaque(page)->nentries;
@@ -119,9 +115,7 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	stats->num_pages = nblocks;
 	stats->estimated_count = false;
 
-	metabuf = ReadBufferExtended(index, MAIN_FORKNUM, HAMMING_METAPAGE_BLKNO, RBM_NORMAL, info->strategy);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	hamming_check_page(index, BufferGetPage(metabuf), HAMMING_METAPAGE_BLKNO);
+	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, info->strategy);
 	xlog = GenericXLogStart(index);
 	meta = HammingPageGetMeta(GenericXLogRegisterBuffer(xlog, metabuf, 0));
 	/* the insert pages are in use already; listed pages come out last first */

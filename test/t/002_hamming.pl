@@ -1,7 +1,8 @@
 # The hamming index access method under WAL: its radius and nearest-first
 # answers equal a sequential scan's on a streaming standby after replay,
 # after a crash (immediate stop) and restart, and after concurrent inserts,
-# updates, deletes and queries from pgbench.
+# updates, deletes and queries from pgbench; and an exclusion constraint
+# rejects concurrent near-copies.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -121,6 +122,29 @@ $primary->command_ok(
 $primary->wait_for_catchup($standby);
 check_exact($primary, 'primary after concurrent load');
 check_exact($standby, 'standby after concurrent load');
+
+# an exclusion constraint on % rejects a near-copy race-free: of two
+# concurrent near-copies, the second waits for the first to commit, then fails
+$primary->safe_psql('postgres', q{
+	ALTER DATABASE postgres SET simhash.max_distance = 3;
+	CREATE TABLE distinct_docs (id int, fp simhash, EXCLUDE USING hamming (fp WITH %));
+	INSERT INTO distinct_docs SELECT j, fp FROM centers;
+});
+my $first = $primary->background_psql('postgres');
+$first->query_safe("BEGIN; INSERT INTO distinct_docs VALUES (100, 'ffff000000000000');");
+my $second = $primary->background_psql('postgres', on_error_stop => 0);
+$second->query_until(qr/sent/, "\\echo sent\nINSERT INTO distinct_docs VALUES (101, 'ffff000000000001');\n");
+ok($primary->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO distinct_docs VALUES (101%'}),
+	'exclusion: the second near-copy waits for the first transaction');
+$first->query_safe('COMMIT');
+$first->quit;
+$second->quit;
+like($second->{stderr}, qr/conflicting key value violates exclusion constraint/,
+	'exclusion: the second near-copy fails once the first commits');
+is($primary->safe_psql('postgres', q{SELECT string_agg(id::text, ',') FROM distinct_docs WHERE id >= 100}),
+	'100', 'exclusion: only the first near-copy is stored');
 
 $standby->stop;
 $primary->stop;
