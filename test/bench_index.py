@@ -1,6 +1,6 @@
 """Helper of test/bench_index.sh: loads the table, times every method, writes the report.
 
-Usage: /usr/bin/python3 test/bench_index.py OUTDIR [--quick] [--10m] [--queries N]
+Usage: /usr/bin/python3 test/bench_index.py OUTDIR [--quick] [--10m] [--queries N] [--rows N]
 (PGHOST etc. set by test/cluster.sh).  Needs numpy; FAISS (python3-faiss) and
 matplotlib (python3-matplotlib) are used when they import.
 Writes OUTDIR/bench_index.md, OUTDIR/bench_index.plans.txt and OUTDIR/radius_latency.png.
@@ -333,7 +333,7 @@ def run_n(n, have_ham):
             run_pg(n, m, "knn", NEAREST_SQL if m == "nearest" else KNN_SQL, lo, hi,
                    ("dyn", "cached") if m != "seqsort" else ("dyn",))
     run_faiss(n, fps, qs)
-    check(n, fps, qs)
+    check(n)
 
 
 def run_faiss(n, fps, qs):
@@ -393,7 +393,7 @@ def run_delay():
         return 0
 
 
-def check(n, fps, qs):
+def check(n):
     """Every answer against the sequential scan's (PostgreSQL) at the same k and query."""
     for key in list(pg) + list(fa):
         store = pg if key in pg else fa

@@ -26,7 +26,7 @@
 #   bash test/bench_index.sh [--quick] [--10m] [--queries N]
 # Output: markdown tables on stdout and in test/out/bench_index.md, the plans
 # in test/out/bench_index.plans.txt, the plot test/out/radius_latency.png.
-# Takes about 12 minutes at 1M rows on 2 busy cores (--quick: about 5);
+# Takes 14-20 minutes at 1M rows on 2 busy cores (--quick: about 4);
 # --10m adds roughly 40 minutes and needs ~4 GB of disk in /tmp.
 set -euo pipefail
 
