@@ -56,9 +56,9 @@ status=0
 tests=("$@")
 start=$(date +%s)
 if [ ${#tests[@]} -gt 0 ]; then
-	make -s with_llvm=no installcheck REGRESS="${tests[*]}" || status=1
+	make -s with_llvm=no installcheck TAP_TESTS= REGRESS="${tests[*]}" || status=1
 else
-	make -s with_llvm=no installcheck || status=1
+	make -s with_llvm=no installcheck TAP_TESTS= || status=1
 fi
 echo "valgrind.sh: suite took $(( $(date +%s) - start )) s"
 as_pg_user pg_ctl -D "$work/data" -m fast -w stop >/dev/null
