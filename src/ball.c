@@ -28,11 +28,7 @@ _PG_init(void)
 							PGC_USERSET, 0,
 							NULL, simhash_max_distance_assign, NULL);
 	simhash_similar_init();
-#if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("simhash");
-#else
-	EmitWarningsOnPlaceholders("simhash");
-#endif
 }
 
 void

@@ -367,13 +367,8 @@ sink_spill(FeatureSink *sink)
 	Size		e;
 
 	if (sink->spill == NULL)
-#if PG_VERSION_NUM >= 150000
 		sink->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
 											work_mem, NULL, TUPLESORT_NONE);
-#else
-		sink->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-											work_mem, NULL, false);
-#endif
 	for (e = 0; e < tab->used; e++)
 	{
 		uint32		count;

@@ -155,9 +155,7 @@ extern char *hamming_build_phase_name(int64 phase);
 extern bool hamming_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,
-#if PG_VERSION_NUM >= 140000
 						   bool indexUnchanged,
-#endif
 						   IndexInfo *indexInfo);
 
 /* hamming_scan.c */

@@ -66,9 +66,7 @@ bool
 hamming_insert(Relation index, Datum *values, bool *isnull,
 			   ItemPointer ht_ctid, Relation heapRel,
 			   IndexUniqueCheck checkUnique,
-#if PG_VERSION_NUM >= 140000
 			   bool indexUnchanged,
-#endif
 			   IndexInfo *indexInfo)
 {
 	int			target = isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;

@@ -1519,13 +1519,8 @@ simhash_dedup(PG_FUNCTION_ARGS)
 	TupleDescInitEntry(desc, 1, "id_b", INT8OID, -1, 0);
 	TupleDescInitEntry(desc, 2, "id_a", INT8OID, -1, 0);
 	ds.slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-#if PG_VERSION_NUM >= 150000
 	ds.sort = tuplesort_begin_heap(desc, 2, columns, operators, collations, nulls_first,
 								   work_mem, NULL, TUPLESORT_NONE);
-#else
-	ds.sort = tuplesort_begin_heap(desc, 2, columns, operators, collations, nulls_first,
-								   work_mem, NULL, false);
-#endif
 	MemoryContextSwitchTo(old);
 	ds.st = &st;
 	ds.dropped = pairs_id_map(&st, "simhash_dedup dropped ids", sizeof(DedupEntry));

@@ -228,13 +228,8 @@ sorted_shingles(TextBytes *b, const Shingling *sh)
 {
 	SortSink	sink;
 
-#if PG_VERSION_NUM >= 150000
 	sink.sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
 									  work_mem / 2, NULL, TUPLESORT_NONE);
-#else
-	sink.sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-									  work_mem / 2, NULL, false);
-#endif
 	simhash_tokenize(b->utf8, b->len, sh->kind, sh->n, sort_add, &sink);
 	tuplesort_performsort(sink.sort);
 	return sink.sort;

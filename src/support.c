@@ -370,11 +370,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		/* the ball must be computable before the scan of the indexed table */
 		if (contain_volatile_functions(other) || contain_volatile_functions(k))
 			PG_RETURN_POINTER(NULL);
-#if PG_VERSION_NUM >= 140000
 		outside = bms_union(pull_varnos(req->root, other), pull_varnos(req->root, k));
-#else
-		outside = bms_union(pull_varnos(other), pull_varnos(k));
-#endif
 		if (bms_is_member(req->index->rel->relid, outside))
 			PG_RETURN_POINTER(NULL);
 		if (gin_declines(req, estimated_distance(req->root, k, req->funcid)))
