@@ -8,25 +8,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "max_connections = 40\n");
-$primary->start;
-$primary->backup('backup');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'backup', has_streaming => 1);
-$standby->start;
+my ($primary, $standby) = primary_and_standby();
 
-$primary->safe_psql('postgres', q{
-	CREATE EXTENSION simhash;
-	CREATE FUNCTION random_simhash() RETURNS simhash LANGUAGE sql VOLATILE AS
-	$$ SELECT (((random() * 4294967296)::bigint << 32) | (random() * 4294967296)::bigint)::simhash $$;
-	CREATE FUNCTION flip_bits(fp simhash, d int) RETURNS simhash LANGUAGE sql VOLATILE AS
-	$$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
-	     (SELECT b FROM generate_series(0, 63) b ORDER BY random() LIMIT d) s), 0))::simhash $$;
-	CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 20) j;
-	CREATE TABLE docs (id bigserial PRIMARY KEY, fp simhash);
+$primary->safe_psql('postgres', simhash_test_sql() . q{
 	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 20000);
 	CREATE INDEX docs_fp ON docs USING hamming (fp);
 	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 16) d;

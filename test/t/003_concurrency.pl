@@ -9,6 +9,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTest;
 
 my @indexes = (
 	[ 'gin',  'USING gin (fp)',  qw(radius equal) ],
@@ -22,15 +25,7 @@ $node->init;
 $node->append_conf('postgresql.conf', "max_connections = 40\nautovacuum_naptime = 1s\n");
 $node->start;
 
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION simhash;
-	CREATE FUNCTION random_simhash() RETURNS simhash LANGUAGE sql VOLATILE AS
-	$$ SELECT (((random() * 4294967296)::bigint << 32) | (random() * 4294967296)::bigint)::simhash $$;
-	CREATE FUNCTION flip_bits(fp simhash, d int) RETURNS simhash LANGUAGE sql VOLATILE AS
-	$$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
-	     (SELECT b FROM generate_series(0, 63) b ORDER BY random() LIMIT d) s), 0))::simhash $$;
-	CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 20) j;
-	CREATE TABLE docs (id bigserial PRIMARY KEY, fp simhash);
+$node->safe_psql('postgres', simhash_test_sql() . q{
 	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 10000);
 	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 12) d;
 	INSERT INTO docs (fp) SELECT fp FROM centers;
