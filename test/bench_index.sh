@@ -21,8 +21,9 @@
 #   IndexBinaryMultiHash (3 tables of 21 bits, range_search).  Every answer
 #   (FAISS too) is compared with the sequential scan's.
 #
-# How to run (from anywhere in the repository, after make install; needs
-# apt-get install python3-numpy python3-faiss python3-matplotlib):
+# How to run (from anywhere in the repository; as root it installs what it
+# needs, python3-numpy, python3-faiss and python3-matplotlib included, and
+# builds and installs simhash, as test/run-tests.sh does):
 #   bash test/bench_index.sh [--quick] [--10m] [--queries N]
 # Output: markdown tables on stdout and in test/out/bench_index.md, the plans
 # in test/out/bench_index.plans.txt, the plot test/out/radius_latency.png.
@@ -36,6 +37,10 @@ cd "$root"
 mkdir -p test/out
 
 source test/cluster.sh
+source test/deps.sh
+SIMHASH_PACKAGES="$SIMHASH_PACKAGES python3-numpy python3-faiss python3-matplotlib"
+install_deps
+build_and_install
 dir=$(mktemp -d /tmp/bench_index.XXXXXX)
 trap 'stop_cluster "$dir"; rm -rf "$dir"' EXIT
 [ "$(id -u)" = 0 ] && chmod 755 "$dir"
