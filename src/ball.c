@@ -2,7 +2,9 @@
  * ball.c
  *	  Near-duplicate predicates and their building blocks: the simhash_ball
  *	  operators (the type's I/O is in ball_io.c), simhash_within(), the %
- *	  operator with its simhash.max_distance setting, and the block functions.
+ *	  operator with its simhash.max_distance setting, the block functions, and
+ *	  the arithmetic of multi-index hashing that the GIN and hamming classes
+ *	  share (probe counts, radii per block).
  */
 #include "radius.h"
 
@@ -69,6 +71,39 @@ simhash_random_within_fraction(int k)
 		term = term * (SIMHASH_BITS - i) / (i + 1);
 	}
 	return sum / ldexp(1.0, SIMHASH_BITS);
+}
+
+/* values of width bits within r bits of a given one: sum of C(width, i), i <= r */
+int64
+simhash_probe_count(int width, int r)
+{
+	int64		term = 1;
+	int64		sum = 0;
+	int			i;
+
+	for (i = 0; i <= r && i <= width; i++)
+	{
+		sum += term;
+		term = term * (width - i) / (i + 1);
+	}
+	return sum;
+}
+
+/*
+ * Radii per block whose sum(radius + 1) is total: a row within total - 1 bits
+ * of the query is then within radius[i] bits of it in some block i (a radius
+ * of -1 probes nothing).  Spread evenly, the remainder to the last blocks
+ * (the narrowest, when widths differ).
+ */
+void
+simhash_spread_radii(int *radius, int nblocks, int total)
+{
+	int			base = total / nblocks;
+	int			extra = total % nblocks;
+	int			i;
+
+	for (i = 0; i < nblocks; i++)
+		radius[i] = base - 1 + (i >= nblocks - extra ? 1 : 0);
 }
 
 /* ---- predicates ---- */

@@ -10,28 +10,13 @@
 
 #include <math.h>
 
-static int64
-binomial_prefix_sum(int n, int r)
-{
-	int64		term = 1;
-	int64		sum = 0;
-	int			i;
-
-	for (i = 0; i <= r && i <= n; i++)
-	{
-		sum += term;
-		term = term * (n - i) / (i + 1);
-	}
-	return sum;
-}
-
 /*
  * Choosing the probe radii.  Any radii with sum(radius + 1) >= k + 1 give
  * exact answers; they differ in cost.  The minimal sum probes least, but a
  * larger one can make the distance bound reject far more rows inside the
  * index (for k = 6 with 5 blocks, radius 1 everywhere lets only rows that
  * match two blocks through, instead of every row that matches one).  Radii
- * are spread evenly, the remainder to the narrowest (last) blocks, and the
+ * are spread evenly (simhash_spread_radii), and the
  * sum is chosen by a cost model of uniformly random fingerprints: probes,
  * posting-list items read (each costs a pass over the probes), and
  * candidates fetched from the heap.
@@ -42,17 +27,6 @@ binomial_prefix_sum(int n, int r)
 #define COST_ITEM_PER_PROBE	0.001	/* the scan revisits every probe per item */
 #define COST_CANDIDATE		1.0 /* one heap fetch and recheck */
 #define COST_SEQ_ROW		0.05	/* one row of a sequential scan */
-
-static void
-spread_radii(int *radius, int nblocks, int total)
-{
-	int			base = total / nblocks;
-	int			extra = total % nblocks;
-	int			i;
-
-	for (i = 0; i < nblocks; i++)
-		radius[i] = base - 1 + (i >= nblocks - extra ? 1 : 0);
-}
 
 static double
 plan_cost(const int *radius, int nblocks, int k, int64 *nprobes)
@@ -82,7 +56,7 @@ plan_cost(const int *radius, int nblocks, int k, int64 *nprobes)
 		}
 		p[r + 1] = Max(0.0, 1.0 - within);
 		matched += within;
-		*nprobes += binomial_prefix_sum(width, r);
+		*nprobes += simhash_probe_count(width, r);
 		for (x = 0; x <= k + 1; x++)
 			for (c = 0; c <= r + 1; c++)
 				next[Min(x + c, k + 1)] += bound[x] * p[c];
@@ -119,14 +93,14 @@ choose_radii(int k, int nblocks)
 	if (choice->known)
 		return choice;
 	choice->total = minimal;
-	spread_radii(radius, nblocks, minimal);
+	simhash_spread_radii(radius, nblocks, minimal);
 	plan_cost(radius, nblocks, k, &choice->nprobes);
 	for (total = minimal; total <= minimal + 2 * nblocks; total++)
 	{
 		int64		nprobes;
 		double		cost;
 
-		spread_radii(radius, nblocks, total);
+		simhash_spread_radii(radius, nblocks, total);
 		cost = plan_cost(radius, nblocks, k, &nprobes);
 		if (nprobes <= SIMHASH_GIN_MAX_PROBES && (best_cost < 0 || cost < best_cost))
 		{
@@ -154,7 +128,7 @@ simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks)
 	plan->query = query;
 	plan->max_distance = k;
 	plan->nblocks = nblocks;
-	spread_radii(plan->radius, nblocks, choice->total);
+	simhash_spread_radii(plan->radius, nblocks, choice->total);
 	plan->nprobes = choice->nprobes;
 	plan->cheaper_to_scan = choice->cheaper_to_scan;
 	for (i = 0; i < nblocks; i++)

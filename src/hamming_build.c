@@ -1,9 +1,13 @@
 /*
  * hamming_build.c
- *	  Building a "hamming" index: one pass over the table fills packed pages
- *	  in memory, one page of each kind at a time (so the build needs two
- *	  pages of memory whatever the table's size), writes them in order behind
- *	  the metapage, and WAL-logs the whole index once at the end.
+ *	  Building a "hamming" index.  One pass over the table collects the
+ *	  entries in memory (24 bytes per row, within maintenance_work_mem); they
+ *	  are sorted four ways and written as the probe tables with their
+ *	  directories, then the pages of NULL fingerprints, and the whole index
+ *	  is WAL-logged once at the end.  When the entries outgrow
+ *	  maintenance_work_mem the build falls back to tail pages only (filled
+ *	  one page of each kind at a time, as inserts fill them), with a notice:
+ *	  that index answers every query by a pass.
  */
 #include "hamming.h"
 
@@ -12,39 +16,66 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "utils/memutils.h"
 
-#define HAMMING_PHASE_SCAN	2		/* subphase after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE */
+#define HAMMING_PHASE_SCAN		2	/* subphases after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE */
+#define HAMMING_PHASE_SORT		3
+#define HAMMING_PHASE_WRITE		4
+
+/* memory per collected row: the entry, and the sort key of tables 1..3 */
+#define HAMMING_BUILD_ROW_BYTES	(sizeof(HammingBuildEntry) + sizeof(uint64))
+
+typedef struct HammingBuildEntry
+{
+	uint64		fp;
+	ItemPointerData tid;
+} HammingBuildEntry;
 
 typedef struct HammingBuildState
 {
 	Relation	index;
-	PGAlignedBlock pages[2];	/* the page being filled, per kind */
+	/* collecting: entries for the probe tables, TIDs of NULL fingerprints */
+	bool		collecting;
+	Size		budget;			/* bytes of maintenance_work_mem */
+	HammingBuildEntry *entries;
+	Size		nentries;
+	Size		maxentries;
+	ItemPointerData *nulls;
+	Size		nnulls;
+	Size		maxnulls;
+	/* streaming (over budget): the page being filled, per kind */
+	PGAlignedBlock pages[2];
 	BlockNumber last_written[2];
 	double		indtuples;
 } HammingBuildState;
+
+/* append a copy of page behind the index's last page */
+static BlockNumber
+write_page(Relation index, Page page)
+{
+	Buffer		buffer = hamming_new_buffer(index);
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
+
+	memcpy(BufferGetPage(buffer), page, BLCKSZ);
+	MarkBufferDirty(buffer);
+	UnlockReleaseBuffer(buffer);
+	return blkno;
+}
 
 static void
 flush_page(HammingBuildState *state, int target)
 {
 	Page		page = state->pages[target].data;
-	Buffer		buffer;
 
 	if (HammingPageGetOpaque(page)->nentries == 0)
 		return;
-	buffer = hamming_new_buffer(state->index);
-	memcpy(BufferGetPage(buffer), page, BLCKSZ);
-	MarkBufferDirty(buffer);
-	state->last_written[target] = BufferGetBlockNumber(buffer);
-	UnlockReleaseBuffer(buffer);
+	state->last_written[target] = write_page(state->index, page);
 	hamming_init_page(page, target == HAMMING_TARGET_DATA ? HAMMING_DATA : HAMMING_NULLS);
 }
 
 static void
-build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			   bool tupleIsAlive, void *arg)
+stream_entry(HammingBuildState *state, int target, simhash fp, ItemPointer tid)
 {
-	HammingBuildState *state = (HammingBuildState *) arg;
-	int			target = isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;
 	Page		page = state->pages[target].data;
 	HammingPageOpaque opaque = HammingPageGetOpaque(page);
 
@@ -53,10 +84,221 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		flush_page(state, target);
 		opaque = HammingPageGetOpaque(page);
 	}
-	HammingPageFingerprints(page)[opaque->nentries] = isnull[0] ? 0 : DatumGetSimhash(values[0]);
+	HammingPageFingerprints(page)[opaque->nentries] = fp;
 	HammingPageTids(page)[opaque->nentries] = *tid;
 	opaque->nentries++;
+}
+
+/* over budget: what was collected goes to tail pages, and so will the rest */
+static void
+stop_collecting(HammingBuildState *state)
+{
+	Size		i;
+
+	ereport(NOTICE,
+			(errmsg("hamming index \"%s\" is built without probe tables",
+					RelationGetRelationName(state->index)),
+			 errdetail("Its entries need more than maintenance_work_mem (%d kB) at %zu bytes per row.",
+					   maintenance_work_mem, HAMMING_BUILD_ROW_BYTES),
+			 errhint("Every query will read the whole index. Increase maintenance_work_mem and REINDEX to build them.")));
+	for (i = 0; i < state->nentries; i++)
+		stream_entry(state, HAMMING_TARGET_DATA, state->entries[i].fp, &state->entries[i].tid);
+	for (i = 0; i < state->nnulls; i++)
+		stream_entry(state, HAMMING_TARGET_NULLS, 0, &state->nulls[i]);
+	pfree(state->entries);
+	pfree(state->nulls);
+	state->entries = NULL;
+	state->nulls = NULL;
+	state->collecting = false;
+}
+
+/* room for one more entry (or NULL) within the budget? grows the array */
+static bool
+make_room(HammingBuildState *state, bool null)
+{
+	Size		used = state->maxentries * HAMMING_BUILD_ROW_BYTES + state->maxnulls * sizeof(ItemPointerData);
+	Size	   *n = null ? &state->nnulls : &state->nentries;
+	Size	   *max = null ? &state->maxnulls : &state->maxentries;
+	Size		each = null ? sizeof(ItemPointerData) : HAMMING_BUILD_ROW_BYTES;
+	Size		grow;
+
+	if (*n < *max)
+		return true;
+	grow = Min(*max, (state->budget - Min(used, state->budget)) / each);
+	grow = Min(grow, MaxAllocHugeSize / each - *max);
+	if (grow == 0)
+		return false;
+	*max += grow;
+	if (null)
+		state->nulls = repalloc_huge(state->nulls, *max * sizeof(ItemPointerData));
+	else
+		state->entries = repalloc_huge(state->entries, *max * sizeof(HammingBuildEntry));
+	return true;
+}
+
+static void
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *arg)
+{
+	HammingBuildState *state = (HammingBuildState *) arg;
+	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
+
 	state->indtuples += 1;
+	if (state->collecting && !make_room(state, isnull[0]))
+		stop_collecting(state);
+	if (!state->collecting)
+		stream_entry(state, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, fp, tid);
+	else if (isnull[0])
+		state->nulls[state->nnulls++] = *tid;
+	else
+	{
+		state->entries[state->nentries].fp = fp;
+		state->entries[state->nentries++].tid = *tid;
+	}
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	const HammingBuildEntry *x = a;
+	const HammingBuildEntry *y = b;
+
+	if (x->fp != y->fp)
+		return x->fp < y->fp ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* write the directory of n sorted keys (key(i) gives key i); returns its first page */
+static BlockNumber
+write_directory(Relation index, int dir_bits, Size n,
+				uint64 (*key) (const void *keys, Size i), const void *keys)
+{
+	PGAlignedBlock block;
+	Page		page = block.data;
+	uint32		nbuckets = (uint32) 1 << dir_bits;
+	uint32		bucket;
+	Size		i = 0;
+	BlockNumber first = InvalidBlockNumber;
+
+	hamming_init_page(page, HAMMING_DIRECTORY);
+	for (bucket = 0; bucket <= nbuckets; bucket++)
+	{
+		HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+		/* first entry whose prefix is >= bucket */
+		while (i < n && (bucket == nbuckets || (key(keys, i) >> (64 - dir_bits)) < bucket))
+			i++;
+		HammingPageDirectory(page)[opaque->nentries++] = (uint32) i;
+		if (opaque->nentries == HAMMING_DIRECTORY_CAPACITY || bucket == nbuckets)
+		{
+			BlockNumber blkno = write_page(index, page);
+
+			if (first == InvalidBlockNumber)
+				first = blkno;
+			hamming_init_page(page, HAMMING_DIRECTORY);
+		}
+	}
+	return first;
+}
+
+static uint64
+entry_key(const void *keys, Size i)
+{
+	return ((const HammingBuildEntry *) keys)[i].fp;
+}
+
+static uint64
+plain_key(const void *keys, Size i)
+{
+	return ((const uint64 *) keys)[i];
+}
+
+/* sort the collected entries four ways and write the probe tables */
+static void
+write_tables(HammingBuildState *state, HammingMetaPageData *meta)
+{
+	Relation	index = state->index;
+	Size		n = state->nentries;
+	int			dir_bits = 1;
+	PGAlignedBlock block;
+	Page		page = block.data;
+	uint64	   *keys;
+	Size		i;
+	int			j;
+
+	while (dir_bits < HAMMING_MAX_DIR_BITS &&
+		   ((Size) HAMMING_BUCKET_ROWS << dir_bits) < n)
+		dir_bits++;
+	meta->ntables = HAMMING_NTABLES;
+	meta->dir_bits = dir_bits;
+	meta->nsorted = (uint32) n;
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
+	qsort(state->entries, n, sizeof(HammingBuildEntry), entry_cmp);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+
+	/* table 0: fingerprints and TIDs */
+	hamming_init_page(page, HAMMING_DATA | HAMMING_SORTED);
+	meta->table_start[0] = InvalidBlockNumber;
+	for (i = 0; i < n; i++)
+	{
+		HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+		HammingPageFingerprints(page)[opaque->nentries] = state->entries[i].fp;
+		HammingPageTids(page)[opaque->nentries++] = state->entries[i].tid;
+		if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == n - 1)
+		{
+			BlockNumber blkno = write_page(index, page);
+
+			CHECK_FOR_INTERRUPTS();
+			if (meta->table_start[0] == InvalidBlockNumber)
+				meta->table_start[0] = blkno;
+			hamming_init_page(page, HAMMING_DATA | HAMMING_SORTED);
+		}
+	}
+	meta->dir_start[0] = write_directory(index, dir_bits, n, entry_key, state->entries);
+
+	/* tables 1..3: the fingerprints rotated left by 16 j bits, sorted */
+	keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+	for (j = 1; j < HAMMING_NTABLES; j++)
+	{
+		int			rotation = j * HAMMING_BLOCK_BITS;
+
+		for (i = 0; i < n; i++)
+			keys[i] = (state->entries[i].fp << rotation) | (state->entries[i].fp >> (64 - rotation));
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
+		qsort(keys, n, sizeof(uint64), key_cmp);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+		hamming_init_page(page, HAMMING_KEYS);
+		meta->table_start[j] = InvalidBlockNumber;
+		for (i = 0; i < n; i++)
+		{
+			HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+			HammingPageKeys(page)[opaque->nentries++] = keys[i];
+			if (opaque->nentries == HAMMING_KEYS_CAPACITY || i == n - 1)
+			{
+				BlockNumber blkno = write_page(index, page);
+
+				CHECK_FOR_INTERRUPTS();
+				if (meta->table_start[j] == InvalidBlockNumber)
+					meta->table_start[j] = blkno;
+				hamming_init_page(page, HAMMING_KEYS);
+			}
+		}
+		meta->dir_start[j] = write_directory(index, dir_bits, n, plain_key, keys);
+	}
+	pfree(keys);
+	meta->tail_start = RelationGetNumberOfBlocks(index);
 }
 
 IndexBuildResult *
@@ -66,7 +308,7 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	IndexBuildResult *result;
 	double		reltuples;
 	Buffer		metabuf;
-	Page		metapage;
+	HammingMetaPageData *meta;
 	int			target;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -81,6 +323,12 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	state = palloc0(sizeof(HammingBuildState));
 	state->index = index;
+	state->collecting = true;
+	state->budget = (Size) maintenance_work_mem * 1024;
+	state->maxentries = 1024;
+	state->entries = palloc(state->maxentries * sizeof(HammingBuildEntry));
+	state->maxnulls = 64;
+	state->nulls = palloc(state->maxnulls * sizeof(ItemPointerData));
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);
 	hamming_init_page(state->pages[HAMMING_TARGET_NULLS].data, HAMMING_NULLS);
 	state->last_written[HAMMING_TARGET_DATA] = InvalidBlockNumber;
@@ -89,15 +337,38 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SCAN);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, (void *) state, NULL);
+
+	meta = palloc0(sizeof(HammingMetaPageData));
+	if (state->collecting)
+	{
+		Size		i;
+
+		if (state->nentries > 0)
+			write_tables(state, meta);
+		for (i = 0; i < state->nnulls; i++)
+			stream_entry(state, HAMMING_TARGET_NULLS, 0, &state->nulls[i]);
+	}
 	for (target = 0; target < 2; target++)
 		flush_page(state, target);
 
-	/* new rows go to the last page of each kind */
+	/* new rows go to the last tail page of each kind */
 	metabuf = ReadBuffer(index, HAMMING_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	metapage = BufferGetPage(metabuf);
-	for (target = 0; target < 2; target++)
-		HammingPageGetMeta(metapage)->insert_page[target] = state->last_written[target];
+	{
+		HammingMetaPageData *m = HammingPageGetMeta(BufferGetPage(metabuf));
+
+		for (target = 0; target < 2; target++)
+			m->insert_page[target] = state->last_written[target];
+		if (meta->ntables > 0)
+		{
+			m->ntables = meta->ntables;
+			m->dir_bits = meta->dir_bits;
+			m->nsorted = meta->nsorted;
+			memcpy(m->table_start, meta->table_start, sizeof(m->table_start));
+			memcpy(m->dir_start, meta->dir_start, sizeof(m->dir_start));
+			m->tail_start = meta->tail_start;
+		}
+	}
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -107,7 +378,6 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
 	result->index_tuples = state->indtuples;
-	pfree(state);
 	return result;
 }
 
@@ -135,6 +405,10 @@ hamming_build_phase_name(int64 phase)
 			return "initializing";
 		case HAMMING_PHASE_SCAN:
 			return "loading tuples";
+		case HAMMING_PHASE_SORT:
+			return "sorting";
+		case HAMMING_PHASE_WRITE:
+			return "writing probe tables";
 		default:
 			return NULL;
 	}

@@ -1,9 +1,11 @@
 /*
  * hamming_insert.c
  *	  Inserting into a "hamming" index: the entry is appended to the insert
- *	  page of its kind (fingerprint or NULL); when that one is full, the
- *	  next page of the metapage's free list becomes the insert page, or a new
- *	  page when the list is empty.  Every change goes through generic WAL.
+ *	  page of its kind (fingerprint or NULL) in the tail; when that one is
+ *	  full, the next page of the metapage's free list becomes the insert
+ *	  page, or a new page when the list is empty.  The probe tables never
+ *	  take new entries (REINDEX merges the tail into them).  Every change
+ *	  goes through generic WAL.
  */
 #include "hamming.h"
 
@@ -44,10 +46,15 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPoint
 	bool		fits;
 	bool		empty;
 
-	empty = hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
-		HammingPageGetOpaque(page)->nentries == 0;
-	fits = empty || (hamming_page_is(page, kind) &&
-					 HammingPageGetOpaque(page)->nentries < HAMMING_PAGE_CAPACITY);
+	if (hamming_page_is(page, HAMMING_SORTED))
+		empty = fits = false;	/* not a tail page (not expected) */
+	else
+	{
+		empty = hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
+			HammingPageGetOpaque(page)->nentries == 0;
+		fits = empty || (hamming_page_is(page, kind) &&
+						 HammingPageGetOpaque(page)->nentries < HAMMING_PAGE_CAPACITY);
+	}
 	if (fits)
 	{
 		GenericXLogState *xlog = GenericXLogStart(index);

@@ -1,15 +1,19 @@
 /*
  * hamming_scan.c
  *	  Scans of a "hamming" index.  A radius scan (bitmap or tuple by tuple)
- *	  reads every page and keeps the entries within the radius of every
- *	  condition: exact, no recheck.  An ordered scan (ORDER BY fp <-> q)
- *	  makes passes over the index; each pass keeps, in a bounded max-heap,
- *	  the next batch_size entries in (distance, heap TID) order after the
- *	  last one returned, and returns them sorted.  The first pass keeps few
- *	  entries (a LIMIT 10 costs one pass), each later pass eight times more
- *	  (up to work_mem), so that a full ordered scan costs a handful of passes.
- *	  Rows whose fingerprint is NULL come last, in physical order, and only
- *	  when the scan has no condition.
+ *	  either probes the tables (hamming_probe.c) and then reads the tail
+ *	  pages, or reads every page, whichever hamming_cost.c models cheaper;
+ *	  both keep the entries within the radius of every condition: exact, no
+ *	  recheck.  An ordered scan (ORDER BY fp <-> q) returns rings: every row
+ *	  within 1, 3, 5, ... bits not returned yet, found by probes and a read of
+ *	  the tail, sorted; once a ring's probes would cost more than a pass (or
+ *	  its rows outgrow work_mem) it makes passes over the index instead; each
+ *	  pass keeps, in a bounded max-heap, the next batch_size entries in
+ *	  (distance, heap TID) order after the last one returned, and returns them
+ *	  sorted.  The first pass keeps few entries, each later pass eight times
+ *	  more (up to work_mem), so that a full ordered scan costs a handful of
+ *	  passes.  Rows whose fingerprint is NULL come last, in physical order,
+ *	  and only when the scan has no condition.
  */
 #include "hamming.h"
 
@@ -21,6 +25,7 @@
 
 #define HAMMING_FIRST_BATCH		HAMMING_PAGE_CAPACITY	/* also the size of a page's hits */
 #define HAMMING_BATCH_GROWTH	8
+#define HAMMING_RING_STEP		2	/* bits by which an ordered scan's rings widen */
 
 /*
  * Popcount without a call through a function pointer: x86-64 compilers
@@ -56,6 +61,24 @@ hit_qsort_cmp(const void *a, const void *b)
 	return hit_cmp((const HammingHit *) a, (const HammingHit *) b);
 }
 
+/* the most rows a scan keeps in memory at once: work_mem, at least a page's */
+static int
+hits_limit(void)
+{
+	return Max(HAMMING_FIRST_BATCH,
+			   (int) Min((Size) work_mem * 1024 / sizeof(HammingHit), (Size) MaxAllocSize / sizeof(HammingHit)));
+}
+
+static void
+make_room(HammingScanOpaque so, int n)
+{
+	if (n > so->max_hits)
+	{
+		so->hits = repalloc(so->hits, n * sizeof(HammingHit));
+		so->max_hits = n;
+	}
+}
+
 /* does fp satisfy every condition? */
 static inline bool
 matches_all(const HammingScanOpaque so, simhash fp)
@@ -86,6 +109,8 @@ data_page_matches(const HammingScanOpaque so, Page page, HammingHit *out)
 	{
 		for (i = 0; i < n; i++)
 		{
+			if (!ItemPointerIsValid(&tids[i]))
+				continue;		/* cleared by VACUUM */
 			out[found].tid = tids[i];
 			out[found++].distance = 0;
 		}
@@ -99,7 +124,8 @@ data_page_matches(const HammingScanOpaque so, Page page, HammingHit *out)
 		{
 			int			d = hamming_popcount(fps[i] ^ center);
 
-			if (d <= radius && (so->nconds == 1 || matches_all(so, fps[i])))
+			if (d <= radius && (so->nconds == 1 || matches_all(so, fps[i])) &&
+				ItemPointerIsValid(&tids[i]))
 			{
 				out[found].tid = tids[i];
 				out[found++].distance = d;
@@ -127,10 +153,11 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 		so->nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
 	while (so->next_block < so->nblocks)
 	{
-		BlockNumber blkno = so->next_block++;
+		BlockNumber blkno = so->next_block;
 		Buffer		buffer;
 		Page		page;
 
+		so->next_block = hamming_pass_next(&so->tables, blkno);
 		CHECK_FOR_INTERRUPTS();
 		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
@@ -223,7 +250,7 @@ offer_page(const HammingScanOpaque so, Page page, HammingHit *heap, int n, int *
 		hit.distance = d;
 		if (so->have_last && hit_cmp(&hit, &so->last) <= 0)
 			continue;
-		if (!matches_all(so, fps[i]))
+		if (!matches_all(so, fps[i]) || !ItemPointerIsValid(&hit.tid))
 			continue;
 		if (n < so->batch_size)
 		{
@@ -251,7 +278,7 @@ ordered_pass(IndexScanDesc scan)
 	int			n = 0;
 	BlockNumber blkno;
 
-	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno = hamming_pass_next(&so->tables, blkno))
 	{
 		Buffer		buffer;
 		Page		page;
@@ -272,13 +299,197 @@ ordered_pass(IndexScanDesc scan)
 	else
 	{
 		/* the next pass keeps more, within work_mem */
-		int			limit = Max(HAMMING_FIRST_BATCH, (int) Min((Size) work_mem * 1024 / sizeof(HammingHit), (Size) MaxAllocSize / sizeof(HammingHit)));
+		int			limit = hits_limit();
 		int			next = Min((Size) so->batch_size * HAMMING_BATCH_GROWTH, (Size) limit);
 
 		if (next > so->batch_size)
 		{
-			so->hits = repalloc(so->hits, next * sizeof(HammingHit));
+			make_room(so, next);
 			so->batch_size = next;
+		}
+	}
+}
+
+/*
+ * Rows that probes of the tables (and reads of the tail) find: into so->hits
+ * (up to limit rows; more is an overflow) or into a bitmap.
+ */
+typedef struct Collector
+{
+	HammingScanOpaque so;
+	int			above;			/* only rows farther than this */
+	int			limit;
+	bool		overflow;
+	TIDBitmap  *tbm;
+	int64		ntids;
+	int			nbuffered;
+	ItemPointerData buffered[HAMMING_PAGE_CAPACITY];
+} Collector;
+
+static bool
+collector_match(void *arg, simhash fp, int distance)
+{
+	Collector  *c = (Collector *) arg;
+
+	return distance > c->above && matches_all(c->so, fp);
+}
+
+static void
+collector_flush(Collector *c)
+{
+	tbm_add_tuples(c->tbm, c->buffered, c->nbuffered, false);
+	c->ntids += c->nbuffered;
+	c->nbuffered = 0;
+}
+
+static bool
+collector_emit(void *arg, ItemPointer tid, int distance)
+{
+	Collector  *c = (Collector *) arg;
+	HammingScanOpaque so = c->so;
+
+	if (c->tbm)
+	{
+		c->buffered[c->nbuffered++] = *tid;
+		if (c->nbuffered == lengthof(c->buffered))
+			collector_flush(c);
+		return true;
+	}
+	if (so->nhits >= c->limit)
+	{
+		c->overflow = true;
+		return false;
+	}
+	if (so->nhits >= so->max_hits)
+		make_room(so, Min((Size) so->max_hits * 2, (Size) c->limit));
+	so->hits[so->nhits].tid = *tid;
+	so->hits[so->nhits++].distance = distance;
+	return true;
+}
+
+static void
+collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
+{
+	memset(c, 0, offsetof(Collector, buffered));
+	c->so = so;
+	c->above = above;
+	c->limit = hits_limit();
+	c->tbm = tbm;
+	so->nhits = 0;
+	so->next_hit = 0;
+}
+
+/*
+ * An unordered scan starts: probe the tables when that pays, for the
+ * condition of the smallest radius; the tail comes next.  Otherwise (or
+ * when the probes found more rows than work_mem holds) the scan reads every
+ * page.
+ */
+static void
+start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	int			best = 0;
+	int			i;
+
+	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
+	so->nblocks = InvalidBlockNumber;
+	so->probing = false;
+	hamming_read_tables(scan->indexRelation, &so->tables);
+	if (so->nconds == 0)
+		return;
+	for (i = 1; i < so->nconds; i++)
+		if (so->radius[i] < so->radius[best])
+			best = i;
+	if (so->tables.ntables > 0 && hamming_probe_pays(&so->tables, so->radius[best]))
+	{
+		Collector	c;
+
+		collector_init(&c, so, -1, tbm);
+		hamming_probe(scan->indexRelation, &so->tables, so->center[best], so->radius[best],
+					  collector_match, collector_emit, &c);
+		if (c.overflow)
+		{
+			so->nhits = 0;
+			return;
+		}
+		if (tbm)
+		{
+			collector_flush(&c);
+			*ntids += c.ntids;
+		}
+		so->probing = true;
+		so->next_block = so->tables.tail_start;
+	}
+}
+
+/*
+ * The next ring of an ordered scan into so->hits, sorted: the rows farther
+ * than so->ring bits and within the next ring's, from the tables and the
+ * tail.  Returns false when rings no longer pay (passes from then on).
+ */
+static bool
+next_ring(IndexScanDesc scan)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+
+	if (so->rings_over)
+		return false;
+	if (so->ring == -1)
+		hamming_read_tables(scan->indexRelation, &so->tables);
+	for (;;)
+	{
+		int			ring = Min(so->ring + HAMMING_RING_STEP, SIMHASH_BITS);
+		Collector	c;
+		BlockNumber blkno;
+
+		CHECK_FOR_INTERRUPTS();
+		if (so->tables.ntables == 0 || !hamming_probe_pays(&so->tables, ring))
+		{
+			so->rings_over = true;
+			return false;
+		}
+		collector_init(&c, so, so->ring, NULL);
+		hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
+					  collector_match, collector_emit, &c);
+		for (blkno = so->tables.tail_start; blkno < so->tables.nblocks && !c.overflow; blkno++)
+		{
+			Buffer		buffer;
+			Page		page;
+
+			CHECK_FOR_INTERRUPTS();
+			buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
+			page = BufferGetPage(buffer);
+			if (hamming_page_is(page, HAMMING_DATA))
+			{
+				const uint64 *fps = HammingPageFingerprints(page);
+				int			n = HammingPageGetOpaque(page)->nentries;
+				int			i;
+
+				for (i = 0; i < n; i++)
+				{
+					int			d = pg_popcount64(fps[i] ^ so->query);
+
+					if (d <= ring && collector_match(&c, fps[i], d) &&
+						!collector_emit(&c, &HammingPageTids(page)[i], d))
+						break;
+				}
+			}
+			UnlockReleaseBuffer(buffer);
+		}
+		if (c.overflow)
+		{
+			so->nhits = 0;
+			so->rings_over = true;
+			return false;
+		}
+		so->ring = ring;
+		if (ring == SIMHASH_BITS)
+			so->done = true;	/* every fingerprint is in these hits */
+		if (so->nhits > 0 || so->done)
+		{
+			qsort(so->hits, so->nhits, sizeof(HammingHit), hit_qsort_cmp);
+			return true;
 		}
 	}
 }
@@ -292,7 +503,8 @@ hamming_begin_scan(Relation index, int nkeys, int norderbys)
 	so->center = palloc(sizeof(simhash) * Max(nkeys, 1));
 	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
 	so->batch_size = HAMMING_FIRST_BATCH;
-	so->hits = palloc(sizeof(HammingHit) * so->batch_size);
+	so->max_hits = HAMMING_FIRST_BATCH;
+	so->hits = palloc(sizeof(HammingHit) * so->max_hits);
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
@@ -368,6 +580,9 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->nulls_phase = false;
 	so->have_last = false;
 	so->batch_size = HAMMING_FIRST_BATCH;
+	so->probing = false;
+	so->ring = -1;
+	so->rings_over = false;
 }
 
 bool
@@ -381,6 +596,8 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		pgstat_count_index_scan(scan->indexRelation);
 		so->started = true;
+		if (!so->ordered)
+			start_unordered(scan, NULL, NULL);
 	}
 	for (;;)
 	{
@@ -439,7 +656,7 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 			so->next_block = HAMMING_METAPAGE_BLKNO + 1;
 			so->nblocks = InvalidBlockNumber;
 		}
-		else
+		else if (!next_ring(scan))
 			ordered_pass(scan);
 	}
 }
@@ -454,8 +671,7 @@ hamming_get_bitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (so->nothing)
 		return 0;
 	pgstat_count_index_scan(scan->indexRelation);
-	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
-	so->nblocks = InvalidBlockNumber;
+	start_unordered(scan, tbm, &ntids);
 	while (load_next_page(scan, true, true))
 	{
 		int			i;

@@ -1,7 +1,8 @@
 /*
  * hamming_utils.c
  *	  Helpers of the "hamming" access method: index options, page and
- *	  metapage initialisation, new pages, reading and checking pages.
+ *	  metapage initialisation, new pages, reading and checking pages, the
+ *	  probe tables' description and their radii.
  */
 #include "hamming.h"
 
@@ -46,6 +47,7 @@ hamming_init_metapage(Page page)
 	meta->insert_page[HAMMING_TARGET_DATA] = InvalidBlockNumber;
 	meta->insert_page[HAMMING_TARGET_NULLS] = InvalidBlockNumber;
 	meta->nfree = 0;
+	meta->tail_start = HAMMING_METAPAGE_BLKNO + 1;
 	((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
 }
 
@@ -66,10 +68,16 @@ hamming_new_buffer(Relation index)
 void
 hamming_check_page(Relation index, Page page, BlockNumber blkno)
 {
+	uint16		flags;
+	Size		capacity;
+
 	if (PageIsNew(page))
 		return;
+	flags = HammingPageGetOpaque(page)->flags;
+	capacity = (flags & HAMMING_KEYS) ? HAMMING_KEYS_CAPACITY :
+		(flags & HAMMING_DIRECTORY) ? HAMMING_DIRECTORY_CAPACITY : HAMMING_PAGE_CAPACITY;
 	if (HammingPageGetOpaque(page)->page_id != HAMMING_PAGE_ID ||
-		HammingPageGetOpaque(page)->nentries > HAMMING_PAGE_CAPACITY ||
+		HammingPageGetOpaque(page)->nentries > capacity ||
 		(blkno == HAMMING_METAPAGE_BLKNO) != ((HammingPageGetOpaque(page)->flags & HAMMING_META) != 0) ||
 		(blkno == HAMMING_METAPAGE_BLKNO && HammingPageGetMeta(page)->magic != HAMMING_MAGIC))
 		ereport(ERROR,
@@ -88,4 +96,56 @@ hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrat
 	LockBuffer(buffer, mode);
 	hamming_check_page(index, BufferGetPage(buffer), blkno);
 	return buffer;
+}
+
+/* the probe tables as the metapage describes them, and the index's size */
+void
+hamming_read_tables(Relation index, HammingTables *tables)
+{
+	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
+	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
+
+	memset(tables, 0, sizeof(HammingTables));
+	if (meta->version >= 2 && meta->ntables == HAMMING_NTABLES)
+	{
+		tables->ntables = meta->ntables;
+		tables->dir_bits = meta->dir_bits;
+		tables->nsorted = meta->nsorted;
+		memcpy(tables->table_start, meta->table_start, sizeof(tables->table_start));
+		memcpy(tables->dir_start, meta->dir_start, sizeof(tables->dir_start));
+		tables->tail_start = meta->tail_start;
+		tables->table0_pages = (meta->nsorted + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY;
+	}
+	else
+		tables->tail_start = HAMMING_METAPAGE_BLKNO + 1;
+	UnlockReleaseBuffer(metabuf);
+	tables->nblocks = RelationGetNumberOfBlocks(index);
+}
+
+/*
+ * The page a pass reads after blkno: a pass reads the metapage's successors
+ * but for the pages of probe tables 1..3 and the directories.
+ */
+BlockNumber
+hamming_pass_next(const HammingTables *tables, BlockNumber blkno)
+{
+	if (tables->ntables > 0 && blkno + 1 == tables->table_start[0] + tables->table0_pages)
+		return tables->tail_start;
+	return blkno + 1;
+}
+
+/*
+ * The radius of each probe table for "within k bits": sum(radius + 1) is
+ * k + 1, the larger radii first (table 0 holds the TIDs, the others need a
+ * lookup in it), and a radius over the block's width reads the whole table.
+ */
+void
+hamming_table_radii(int *radius, int k)
+{
+	int			spread[HAMMING_NTABLES];
+	int			j;
+
+	simhash_spread_radii(spread, HAMMING_NTABLES, k + 1);
+	for (j = 0; j < HAMMING_NTABLES; j++)
+		radius[j] = Min(spread[HAMMING_NTABLES - 1 - j], HAMMING_BLOCK_BITS);
 }

@@ -1,8 +1,10 @@
 /*
  * hamming_vacuum.c
- *	  VACUUM of a "hamming" index: dead entries are removed in place (the
- *	  page's last entry fills each hole), and the cleanup lists the pages
- *	  that are at most half full in the metapage, for inserts to fill again.
+ *	  VACUUM of a "hamming" index: dead entries of tail pages are removed in
+ *	  place (the page's last entry fills each hole), dead entries of probe
+ *	  table 0 lose their TID (its order must stay), and the cleanup lists the
+ *	  tail pages that are at most half full in the metapage, for inserts to
+ *	  fill again.
  */
 #include "hamming.h"
 
@@ -40,10 +42,25 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		n = HammingPageGetOpaque(page)->nentries;
 		for (i = 0; i < n; i++)
 		{
-			dead[i] = callback(&HammingPageTids(page)[i], callback_state);
+			ItemPointer tid = &HammingPageTids(page)[i];
+
+			dead[i] = ItemPointerIsValid(tid) && callback(tid, callback_state);
 			ndead += dead[i];
 		}
-		if (ndead > 0)
+		if (ndead > 0 && hamming_page_is(page, HAMMING_SORTED))
+		{
+			GenericXLogState *xlog = GenericXLogStart(index);
+			ItemPointerData *tids;
+
+			page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+			tids = HammingPageTids(page);
+			for (i = 0; i < n; i++)
+				if (dead[i])
+					ItemPointerSetInvalid(&tids[i]);
+			GenericXLogFinish(xlog);
+			stats->tuples_removed += ndead;
+		}
+		else if (ndead > 0)
 		{
 			GenericXLogState *xlog = GenericXLogStart(index);
 			uint64	   *fps;
@@ -102,7 +119,15 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		vacuum_delay_point();
 		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_SHARE, info->strategy);
 		page = BufferGetPage(buffer);
-		if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
+		if (hamming_page_is(page, HAMMING_SORTED))
+		{
+			int			n = HammingPageGetOpaque(page)->nentries;
+			int			i;
+
+			for (i = 0; i < n; i++)
+				stats->num_index_tuples += ItemPointerIsValid(&HammingPageTids(page)[i]);
+		}
+		else if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
 		{
 			int			n = HammingPageGetOpaque(page)->nentries;
 

@@ -80,7 +80,14 @@ extern void simhash_max_distance_assign(int newval, void *extra);
 extern int	simhash_similar_threshold(void);
 
 extern void simhash_check_distance(int32 k);
+
+/* support.c: the radius an operand stands for, as far as the planner knows */
+struct PlannerInfo;
+struct Node;
+extern int	simhash_estimated_distance(struct PlannerInfo *root, struct Node *node, Oid sibling);
 extern double simhash_random_within_fraction(int k);
+extern int64 simhash_probe_count(int width, int r);
+extern void simhash_spread_radii(int *radius, int nblocks, int total);
 
 /* gin_cost.c */
 extern void simhash_plan_probes(SimhashProbePlan *plan, simhash query, int k, int nblocks);

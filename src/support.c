@@ -239,8 +239,8 @@ ball_function(Oid sibling)
  * for constants and for simhash_ball(center, constant), else a default.
  * sibling is a function of the extension, to find its objects by.
  */
-static int
-estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
+int
+simhash_estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 {
 	node = estimate_expression_value(root, node);
 	if (IsA(node, Const))
@@ -257,7 +257,7 @@ estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 	}
 	/* simhash_ball(center, k) with a center known only at run time */
 	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == ball_function(sibling))
-		return estimated_distance(root, lsecond(((FuncExpr *) node)->args), sibling);
+		return simhash_estimated_distance(root, lsecond(((FuncExpr *) node)->args), sibling);
 	return DEFAULT_ESTIMATE_DISTANCE;
 }
 
@@ -336,7 +336,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 
 		if (list_length(req->args) != 3)
 			PG_RETURN_POINTER(NULL);
-		k = estimated_distance(req->root, lthird(req->args), req->funcid);
+		k = simhash_estimated_distance(req->root, lthird(req->args), req->funcid);
 		if (strcmp(get_func_name(req->funcid), "simhash_at_distance") == 0)
 			req->selectivity = within_selectivity(k) -
 				(k > PG_INT32_MIN ? within_selectivity(k - 1) : 0.0);
@@ -373,7 +373,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		outside = bms_union(pull_varnos(req->root, other), pull_varnos(req->root, k));
 		if (bms_is_member(req->index->rel->relid, outside))
 			PG_RETURN_POINTER(NULL);
-		if (gin_declines(req, estimated_distance(req->root, k, req->funcid)))
+		if (gin_declines(req, simhash_estimated_distance(req->root, k, req->funcid)))
 			PG_RETURN_POINTER(NULL);
 
 		simhash_type = exprType(indexed);
@@ -416,7 +416,7 @@ simhash_ball_sel(PG_FUNCTION_ARGS)
 	ball = exprType(linitial(args)) == ball_type ? linitial(args) : lsecond(args);
 	if (exprType(ball) != ball_type)
 		PG_RETURN_FLOAT8(within_selectivity(DEFAULT_ESTIMATE_DISTANCE));
-	PG_RETURN_FLOAT8(within_selectivity(estimated_distance(root, ball, sibling)));
+	PG_RETURN_FLOAT8(within_selectivity(simhash_estimated_distance(root, ball, sibling)));
 }
 
 /* restriction and join estimator of %: the threshold is the setting */

@@ -1,0 +1,282 @@
+/*
+ * hamming_probe.c
+ *	  Reading the probe tables of a "hamming" index (layout in hamming.h):
+ *	  every row of the tables within k bits of a fingerprint, each once, with
+ *	  its heap TID.  The tail pages behind the tables are the scan's business
+ *	  (hamming_scan.c).
+ */
+#include "hamming.h"
+
+#include "miscadmin.h"
+
+/* one pinned page per stream: a table's entries, its directory */
+typedef struct PinnedPage
+{
+	Buffer		buffer;
+	BlockNumber blkno;
+} PinnedPage;
+
+typedef struct ProbeState
+{
+	Relation	index;
+	const HammingTables *tables;
+	simhash		query;
+	int			k;
+	int			radius[HAMMING_NTABLES];
+	HammingProbeMatch match;	/* the caller's other conditions */
+	HammingProbeEmit emit;
+	void	   *arg;
+	bool		stopped;		/* emit said stop */
+	PinnedPage entries[HAMMING_NTABLES];
+	PinnedPage directory[HAMMING_NTABLES];
+} ProbeState;
+
+static inline uint64
+rotate_left(uint64 x, int bits)
+{
+	return bits == 0 ? x : (x << bits) | (x >> (64 - bits));
+}
+
+/* block j of x: the top 16 bits of x rotated left by 16 j */
+static inline int
+block_distance(uint64 x, int j)
+{
+	return pg_popcount64((rotate_left(x, j * HAMMING_BLOCK_BITS) >> (64 - HAMMING_BLOCK_BITS)));
+}
+
+/*
+ * Page blkno of a stream, pinned (the previous page of the stream is
+ * released).  Pages of the probe tables do not change after the build, but
+ * for the TIDs of table 0, which VACUUM may clear: those are read under a
+ * share lock (hamming_probe_table0_*).
+ */
+static Page
+pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber blkno, uint16 kind)
+{
+	if (pp->blkno != blkno)
+	{
+		Page		page;
+
+		if (BufferIsValid(pp->buffer))
+			ReleaseBuffer(pp->buffer);
+		pp->buffer = ReadBuffer(ps->index, blkno);
+		pp->blkno = blkno;
+		LockBuffer(pp->buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(pp->buffer);
+		hamming_check_page(ps->index, page, blkno);
+		if (!hamming_page_is(page, kind))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has no probe table page at block %u",
+							RelationGetRelationName(ps->index), blkno),
+					 errhint("Please REINDEX it.")));
+		LockBuffer(pp->buffer, BUFFER_LOCK_UNLOCK);
+	}
+	return BufferGetPage(pp->buffer);
+}
+
+static void
+release_pages(ProbeState *ps)
+{
+	int			j;
+
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		if (BufferIsValid(ps->entries[j].buffer))
+			ReleaseBuffer(ps->entries[j].buffer);
+		if (BufferIsValid(ps->directory[j].buffer))
+			ReleaseBuffer(ps->directory[j].buffer);
+	}
+}
+
+/* entry number of the first key of table j whose prefix is at least bucket */
+static uint32
+directory_entry(ProbeState *ps, int j, uint32 bucket)
+{
+	Page		page = pinned_page(ps, &ps->directory[j],
+								   ps->tables->dir_start[j] + bucket / HAMMING_DIRECTORY_CAPACITY,
+								   HAMMING_DIRECTORY);
+
+	return HammingPageDirectory(page)[bucket % HAMMING_DIRECTORY_CAPACITY];
+}
+
+/* the fingerprint of entry i of table 0 */
+static uint64
+table0_fingerprint(ProbeState *ps, uint32 i)
+{
+	Page		page = pinned_page(ps, &ps->entries[0],
+								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
+								   HAMMING_SORTED);
+
+	return HammingPageFingerprints(page)[i % HAMMING_PAGE_CAPACITY];
+}
+
+/* emit entry i of table 0 if its row is alive (VACUUM did not clear its TID) */
+static void
+emit_table0(ProbeState *ps, uint32 i, int distance)
+{
+	Page		page = pinned_page(ps, &ps->entries[0],
+								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
+								   HAMMING_SORTED);
+	ItemPointerData tid;
+
+	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
+	tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
+	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
+	if (ItemPointerIsValid(&tid) && !ps->emit(ps->arg, &tid, distance))
+		ps->stopped = true;
+}
+
+/* every live row of fingerprint fp, found through table 0's directory */
+static void
+lookup_table0(ProbeState *ps, uint64 fp, int distance)
+{
+	uint32		bucket = (uint32) (fp >> (64 - ps->tables->dir_bits));
+	uint32		lo = directory_entry(ps, 0, bucket);
+	uint32		hi = directory_entry(ps, 0, bucket + 1);
+	uint32		end = hi;
+
+	/* the first entry >= fp */
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (table0_fingerprint(ps, mid) < fp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < end && !ps->stopped && table0_fingerprint(ps, lo) == fp; lo++)
+		emit_table0(ps, lo, distance);
+}
+
+/*
+ * Is fp to be taken from table j?  It is within radius[j] of the query in
+ * block j, in no earlier table's block within that table's radius, within k
+ * bits of the query, and it satisfies the scan's conditions.
+ */
+static inline bool
+taken_in_table(ProbeState *ps, uint64 fp, int j, int *distance)
+{
+	uint64		x = fp ^ ps->query;
+	int			i;
+
+	if (block_distance(x, j) > ps->radius[j])
+		return false;
+	for (i = 0; i < j; i++)
+		if (block_distance(x, i) <= ps->radius[i])
+			return false;
+	*distance = pg_popcount64(x);
+	return *distance <= ps->k && ps->match(ps->arg, fp, *distance);
+}
+
+/* the rows of bucket b of table j */
+static void
+probe_bucket(ProbeState *ps, int j, uint32 bucket)
+{
+	const HammingTables *t = ps->tables;
+	uint32		i = directory_entry(ps, j, bucket);
+	uint32		end = directory_entry(ps, j, bucket + 1);
+	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
+	bool		have_previous = false;
+	uint64		previous = 0;
+
+	while (i < end && !ps->stopped)
+	{
+		int			distance;
+
+		if (j == 0)
+		{
+			uint64		fp = table0_fingerprint(ps, i);
+
+			if (taken_in_table(ps, fp, 0, &distance))
+				emit_table0(ps, i, distance);
+			i++;
+		}
+		else
+		{
+			Page		page = pinned_page(ps, &ps->entries[j],
+										   t->table_start[j] + i / HAMMING_KEYS_CAPACITY,
+										   HAMMING_KEYS);
+			const uint64 *keys = HammingPageKeys(page);
+			uint32		slot = i % HAMMING_KEYS_CAPACITY;
+			uint32		last = Min(HAMMING_KEYS_CAPACITY, slot + (end - i));
+
+			i += last - slot;
+			for (; slot < last && !ps->stopped; slot++)
+			{
+				uint64		fp;
+
+				/* equal fingerprints are neighbours: their rows come once */
+				if (have_previous && keys[slot] == previous)
+					continue;
+				previous = keys[slot];
+				have_previous = true;
+				fp = rotate_left(keys[slot], rotation);
+				if (taken_in_table(ps, fp, j, &distance))
+					lookup_table0(ps, fp, distance);
+			}
+		}
+	}
+}
+
+/*
+ * Emit every row of the probe tables within k bits of query that match()
+ * accepts, once each, with its distance; stop early when emit() returns
+ * false.  Returns false if stopped.
+ */
+bool
+hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
+			  HammingProbeMatch match, HammingProbeEmit emit, void *arg)
+{
+	ProbeState	ps;
+	int			dir_bits = tables->dir_bits;
+	int			j;
+
+	Assert(tables->ntables == HAMMING_NTABLES);
+	memset(&ps, 0, sizeof(ps));
+	ps.index = index;
+	ps.tables = tables;
+	ps.query = query;
+	ps.k = k;
+	ps.match = match;
+	ps.emit = emit;
+	ps.arg = arg;
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		ps.entries[j].buffer = ps.directory[j].buffer = InvalidBuffer;
+		ps.entries[j].blkno = ps.directory[j].blkno = InvalidBlockNumber;
+	}
+	hamming_table_radii(ps.radius, Min(k, SIMHASH_BITS));
+
+	for (j = 0; j < HAMMING_NTABLES && !ps.stopped; j++)
+	{
+		/* the buckets within radius[j] bits of the query's prefix of block j */
+		uint32		prefix = (uint32) (rotate_left(query, j * HAMMING_BLOCK_BITS) >> (64 - dir_bits));
+		int			r = Min(ps.radius[j], dir_bits);
+		int			w;
+
+		for (w = 0; w <= r && !ps.stopped; w++)
+		{
+			/* every mask of w bits out of dir_bits (Gosper's hack) */
+			uint32		mask = (w == 0) ? 0 : ((uint32) 1 << w) - 1;
+
+			while (mask < ((uint32) 1 << dir_bits) && !ps.stopped)
+			{
+				CHECK_FOR_INTERRUPTS();
+				probe_bucket(&ps, j, prefix ^ mask);
+				if (w == 0)
+					break;
+				else
+				{
+					uint32		c = mask & -mask;
+					uint32		rr = mask + c;
+
+					mask = (((rr ^ mask) >> 2) / c) | rr;
+				}
+			}
+		}
+	}
+	release_pages(&ps);
+	return !ps.stopped;
+}
