@@ -231,6 +231,8 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 {
 	ProbeState	ps;
 	int			dir_bits = tables->dir_bits;
+	uint32		nwords;
+	uint64	   *buckets;
 	int			j;
 
 	Assert(tables->ntables == HAMMING_NTABLES);
@@ -249,34 +251,51 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 	}
 	hamming_table_radii(ps.radius, Min(k, SIMHASH_BITS));
 
+	nwords = (((uint32) 1 << dir_bits) + 63) / 64;
+	buckets = palloc(nwords * sizeof(uint64));
 	for (j = 0; j < HAMMING_NTABLES && !ps.stopped; j++)
 	{
 		/* the buckets within radius[j] bits of the query's prefix of block j */
 		uint32		prefix = (uint32) (rotate_left(query, j * HAMMING_BLOCK_BITS) >> (64 - dir_bits));
 		int			r = Min(ps.radius[j], dir_bits);
 		int			w;
+		uint32		word;
 
-		for (w = 0; w <= r && !ps.stopped; w++)
+		if (r < 0)
+			continue;
+		memset(buckets, 0, nwords * sizeof(uint64));
+		for (w = 0; w <= r; w++)
 		{
 			/* every mask of w bits out of dir_bits (Gosper's hack) */
-			uint32		mask = (w == 0) ? 0 : ((uint32) 1 << w) - 1;
+			uint32		mask = ((uint32) 1 << w) - 1;
 
-			while (mask < ((uint32) 1 << dir_bits) && !ps.stopped)
+			while (mask < ((uint32) 1 << dir_bits))
 			{
-				CHECK_FOR_INTERRUPTS();
-				probe_bucket(&ps, j, prefix ^ mask);
+				uint32		bucket = prefix ^ mask;
+				uint32		c = mask & -mask;
+				uint32		next = mask + c;
+
+				buckets[bucket / 64] |= UINT64CONST(1) << (bucket % 64);
 				if (w == 0)
 					break;
-				else
-				{
-					uint32		c = mask & -mask;
-					uint32		rr = mask + c;
+				mask = (((next ^ mask) >> 2) / c) | next;
+			}
+		}
 
-					mask = (((rr ^ mask) >> 2) / c) | rr;
-				}
+		/* visited in order, so that neighbours share directory and table pages */
+		for (word = 0; word < nwords && !ps.stopped; word++)
+		{
+			uint64		bits = buckets[word];
+
+			CHECK_FOR_INTERRUPTS();
+			while (bits != 0 && !ps.stopped)
+			{
+				probe_bucket(&ps, j, word * 64 + pg_rightmost_one_pos64(bits));
+				bits &= bits - 1;
 			}
 		}
 	}
+	pfree(buckets);
 	release_pages(&ps);
 	return !ps.stopped;
 }
