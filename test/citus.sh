@@ -122,6 +122,33 @@ agree "prepared, k as a parameter, 8 executions" \
 		$(for r in 1 2 3 4 5 6 7 8; do echo "EXECUTE near('$probe', 8);"; done)" | sort -u)" \
 	"$(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 8")"
 
+echo "== a hamming index on the shards"
+# CREATE INDEX ... USING hamming on a distributed table builds one index per
+# shard (probe tables from the rows already there; later rows in the tail)
+q >/dev/null <<'SQL'
+CREATE TABLE dist_h (LIKE loc);
+SELECT create_distributed_table('dist_h', 'id');
+INSERT INTO dist_h SELECT * FROM loc WHERE id % 10 <> 3;
+CREATE INDEX dist_h_fp ON dist_h USING hamming (fp);
+INSERT INTO dist_h SELECT * FROM loc WHERE id % 10 = 3;
+ANALYZE dist_h;
+SQL
+expect "hamming index on every shard" \
+	"SELECT count(*) FROM run_command_on_shards('dist_h', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexdef LIKE '%%USING hamming%%'\$\$) WHERE result = '1'" "32"
+plan=$(q -c "SET citus.explain_all_tasks = on" -c "EXPLAIN (COSTS OFF) SELECT id FROM dist_h WHERE fp <~> '$probe' <= 3" 2>&1 || true)
+used=$(grep -cE "Index Scan (using|on) dist_h_fp" <<<"$plan" || true)
+if [ "$used" = 32 ]; then pass "every shard's plan scans its hamming index (k = 3)"; else fail "every shard's plan scans its hamming index (k = 3)" "$used of 32: $(head -c 300 <<<"$plan")"; fi
+for k in 0 3 9 16; do
+	same "hamming shards: fp <~> q <= $k, literal" \
+		"SELECT id FROM dist_h WHERE fp <~> '$probe' <= $k" "SELECT id FROM loc WHERE fp <~> '$probe' <= $k"
+	same "hamming shards: fp <~> q <= $k, join with a reference table" \
+		"SELECT p.pid, d.id FROM probes p JOIN dist_h d ON d.fp <~> p.fp <= $k" \
+		"SELECT p.pid, d.id FROM probes_loc p JOIN loc d ON d.fp <~> p.fp <= $k"
+done
+agree "hamming shards: ORDER BY fp <~> q LIMIT 25, the distances in order" \
+	"$(q -c "SELECT string_agg(d::text, ',') FROM (SELECT fp <~> '$probe' AS d FROM dist_h ORDER BY fp <~> '$probe' LIMIT 25) s")" \
+	"$(q -c "SELECT string_agg(d::text, ',') FROM (SELECT fp <~> '$probe' AS d FROM loc ORDER BY 1 LIMIT 25) s")"
+
 echo "== the % operator after a plain SET"
 # the first query of a session, before anything loaded the library: the
 # threshold cannot be written into the query; the answer is right or an error
