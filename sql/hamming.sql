@@ -249,6 +249,20 @@ SELECT (SELECT array_agg((fp <~> :'big_q')::int) FROM (SELECT fp FROM big ORDER 
        (SELECT array_agg(d) FROM (SELECT plain_distance(fp, :'big_q') AS d FROM big ORDER BY 1 LIMIT 30) s) AS nearest_30_equal;
 RESET enable_seqscan;
 SELECT count(*) AS seq_rows_within_20 FROM big WHERE plain_distance(fp, :'big_q') <= 20;
+-- WITH (probe_tables = off) builds the same pass-only index on purpose: no
+-- notice, 14 bytes a row instead of 38, the same answers
+DROP INDEX big_fp_passes;
+CREATE INDEX big_fp_small ON big USING hamming (fp) WITH (probe_tables = off);
+SELECT pg_relation_size('big_fp_small') / 100000.0 BETWEEN 14 AND 15 AS fourteen_bytes_a_row;
+SET enable_seqscan = off;
+SELECT count(*) AS index_rows_within_20 FROM big WHERE fp <~> :'big_q' <= 20;
+RESET enable_seqscan;
+ALTER INDEX big_fp_small SET (probe_tables = on);
+REINDEX INDEX big_fp_small;
+SELECT pg_relation_size('big_fp_small') / 100000.0 BETWEEN 38 AND 45 AS probe_tables_after_reindex;
+SET enable_seqscan = off;
+SELECT count(*) AS index_rows_within_20 FROM big WHERE fp <~> :'big_q' <= 20;
+RESET enable_seqscan;
 
 -- an exclusion constraint with % rejects near-copies (within the session's
 -- simhash.max_distance)
@@ -262,6 +276,7 @@ SELECT id FROM distinct_docs ORDER BY id;
 
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);
+CREATE INDEX ON docs USING hamming (fp) WITH (probe_tables = maybe);
 CREATE INDEX ON docs USING hamming (id);
 CREATE INDEX ON docs USING hamming (fp, id);
 CREATE UNIQUE INDEX ON docs USING hamming (fp);

@@ -7,6 +7,7 @@
  *	  share (probe counts, radii per block).
  */
 #include "radius.h"
+#include "hamming.h"
 
 #include <math.h>
 
@@ -30,6 +31,7 @@ _PG_init(void)
 							PGC_USERSET, 0,
 							NULL, simhash_max_distance_assign, NULL);
 	simhash_similar_init();
+	hamming_init_reloptions();
 	MarkGUCPrefixReserved("simhash");
 }
 

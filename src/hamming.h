@@ -137,6 +137,13 @@ hamming_page_is(Page page, uint16 kind)
 		(HammingPageGetOpaque(page)->flags & kind) != 0;
 }
 
+/* index options: WITH (probe_tables = off) builds tail pages only */
+typedef struct HammingOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	bool		probe_tables;
+} HammingOptions;
+
 /* the probe tables of an index, as its metapage describes them */
 typedef struct HammingTables
 {
@@ -202,6 +209,7 @@ typedef struct HammingScanOpaqueData
 typedef HammingScanOpaqueData *HammingScanOpaque;
 
 /* hamming_utils.c */
+extern void hamming_init_reloptions(void);
 extern bytea *hamming_options(Datum reloptions, bool validate);
 extern void hamming_init_page(Page page, uint16 kind);
 extern void hamming_init_metapage(Page page);

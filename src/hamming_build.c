@@ -7,7 +7,8 @@
  *	  is WAL-logged once at the end.  When the entries outgrow
  *	  maintenance_work_mem the build falls back to tail pages only (filled
  *	  one page of each kind at a time, as inserts fill them), with a notice:
- *	  that index answers every query by a pass.
+ *	  that index answers every query by a pass.  So does an index built
+ *	  WITH (probe_tables = off), 14 bytes a row.
  */
 #include "hamming.h"
 
@@ -323,7 +324,8 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	state = palloc0(sizeof(HammingBuildState));
 	state->index = index;
-	state->collecting = true;
+	state->collecting = index->rd_options == NULL ||
+		((HammingOptions *) index->rd_options)->probe_tables;
 	state->budget = (Size) maintenance_work_mem * 1024;
 	state->maxentries = 1024;
 	state->entries = palloc(state->maxentries * sizeof(HammingBuildEntry));

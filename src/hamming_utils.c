@@ -1,6 +1,6 @@
 /*
  * hamming_utils.c
- *	  Helpers of the "hamming" access method: index options, page and
+ *	  Helpers of the "hamming" access method: the index option, page and
  *	  metapage initialisation, new pages, reading and checking pages, the
  *	  probe tables' description and their radii.
  */
@@ -9,15 +9,27 @@
 #include "access/reloptions.h"
 #include "storage/lmgr.h"
 
-/*
- * The method has no options yet: WITH (...) is parsed only to reject
- * unknown parameters.
- */
+static relopt_kind hamming_relopt_kind;
+
+/* the option probe_tables (on by default), registered when the library loads */
+void
+hamming_init_reloptions(void)
+{
+	hamming_relopt_kind = add_reloption_kind();
+	add_bool_reloption(hamming_relopt_kind, "probe_tables",
+					   "Whether CREATE INDEX and REINDEX write probe tables (multi-index hashing), or only packed pages that every scan reads in full",
+					   true, AccessExclusiveLock);
+}
+
 bytea *
 hamming_options(Datum reloptions, bool validate)
 {
-	return (bytea *) build_reloptions(reloptions, validate, RELOPT_KIND_LOCAL,
-									  sizeof(int32), NULL, 0);
+	static const relopt_parse_elt options[] = {
+		{"probe_tables", RELOPT_TYPE_BOOL, offsetof(HammingOptions, probe_tables)}
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate, hamming_relopt_kind,
+									  sizeof(HammingOptions), options, lengthof(options));
 }
 
 void
