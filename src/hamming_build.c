@@ -127,6 +127,8 @@ make_room(HammingBuildState *state, bool null)
 		return true;
 	grow = Min(*max, (state->budget - Min(used, state->budget)) / each);
 	grow = Min(grow, MaxAllocHugeSize / each - *max);
+	if (!null)
+		grow = Min(grow, (Size) PG_UINT32_MAX - 1 - *max);	/* entry numbers are 32-bit */
 	if (grow == 0)
 		return false;
 	*max += grow;
