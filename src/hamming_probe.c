@@ -48,29 +48,23 @@ block_distance(uint64 x, int j)
  * Page blkno of a stream, pinned (the previous page of the stream is
  * released).  Pages of the probe tables do not change after the build, but
  * for the TIDs of table 0, which VACUUM may clear: those are read under a
- * share lock (hamming_probe_table0_*).
+ * share lock (emit_table0).  So the page's kind is checked without a lock.
  */
 static Page
 pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber blkno, uint16 kind)
 {
 	if (pp->blkno != blkno)
 	{
-		Page		page;
-
 		if (BufferIsValid(pp->buffer))
 			ReleaseBuffer(pp->buffer);
 		pp->buffer = ReadBuffer(ps->index, blkno);
 		pp->blkno = blkno;
-		LockBuffer(pp->buffer, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(pp->buffer);
-		hamming_check_page(ps->index, page, blkno);
-		if (!hamming_page_is(page, kind))
+		if (!hamming_page_is(BufferGetPage(pp->buffer), kind))
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has no probe table page at block %u",
 							RelationGetRelationName(ps->index), blkno),
 					 errhint("Please REINDEX it.")));
-		LockBuffer(pp->buffer, BUFFER_LOCK_UNLOCK);
 	}
 	return BufferGetPage(pp->buffer);
 }
