@@ -378,7 +378,10 @@ def run_faiss(n, fps, qs):
         def fn(q):
             lims, _, ids = index.range_search(q, k + 1)      # FAISS ranges are strict: d < radius
             ids = ids.astype(np.int64) + 1
-            return f"{len(ids)}:{int(ids.sum())}:{int((ids * ids).sum())}"
+            # sum(id * id) as PostgreSQL computes it (numeric): past 2^63 an
+            # int64 numpy sum wraps, so sum in Python integers
+            squares = int((ids.astype(object) * ids.astype(object)).sum()) if len(ids) else 0
+            return f"{len(ids)}:{int(ids.sum())}:{squares}"
         return fn
 
     def top10(q):
