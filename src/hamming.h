@@ -154,7 +154,6 @@ typedef struct HammingTables
 	BlockNumber dir_start[HAMMING_NTABLES];
 	BlockNumber tail_start;		/* first page of the tail */
 	BlockNumber table0_pages;
-	BlockNumber nblocks;		/* pages of the index when this was read */
 } HammingTables;
 
 /* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */

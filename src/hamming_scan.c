@@ -442,6 +442,7 @@ next_ring(IndexScanDesc scan)
 		int			ring = Min(so->ring + HAMMING_RING_STEP, SIMHASH_BITS);
 		Collector	c;
 		BlockNumber blkno;
+		BlockNumber nblocks;
 
 		CHECK_FOR_INTERRUPTS();
 		if (so->tables.ntables == 0 || !hamming_probe_pays(&so->tables, ring))
@@ -452,7 +453,8 @@ next_ring(IndexScanDesc scan)
 		collector_init(&c, so, so->ring, NULL);
 		hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
 					  collector_match, collector_emit, &c);
-		for (blkno = so->tables.tail_start; blkno < so->tables.nblocks && !c.overflow; blkno++)
+		nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
+		for (blkno = so->tables.tail_start; blkno < nblocks && !c.overflow; blkno++)
 		{
 			Buffer		buffer;
 			Page		page;

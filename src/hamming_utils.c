@@ -110,7 +110,7 @@ hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrat
 	return buffer;
 }
 
-/* the probe tables as the metapage describes them, and the index's size */
+/* the probe tables as the metapage describes them */
 void
 hamming_read_tables(Relation index, HammingTables *tables)
 {
@@ -131,7 +131,6 @@ hamming_read_tables(Relation index, HammingTables *tables)
 	else
 		tables->tail_start = HAMMING_METAPAGE_BLKNO + 1;
 	UnlockReleaseBuffer(metabuf);
-	tables->nblocks = RelationGetNumberOfBlocks(index);
 }
 
 /*

@@ -242,6 +242,9 @@ ball_function(Oid sibling)
 int
 simhash_estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 {
+	/* simhash_ball(center, k): only k matters, the ball is not evaluated */
+	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == ball_function(sibling))
+		return simhash_estimated_distance(root, lsecond(((FuncExpr *) node)->args), sibling);
 	node = estimate_expression_value(root, node);
 	if (IsA(node, Const))
 	{
@@ -255,9 +258,6 @@ simhash_estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 			return DatumGetSimhashBallP(c->constvalue)->radius;
 		return DEFAULT_ESTIMATE_DISTANCE;
 	}
-	/* simhash_ball(center, k) with a center known only at run time */
-	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == ball_function(sibling))
-		return simhash_estimated_distance(root, lsecond(((FuncExpr *) node)->args), sibling);
 	return DEFAULT_ESTIMATE_DISTANCE;
 }
 
