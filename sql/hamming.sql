@@ -146,6 +146,21 @@ SELECT count(*) AS both_conditions,
        count(*) = (SELECT count(*) FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2
                    AND plain_distance(d.fp, a.fp) <= 30 AND plain_distance(d.fp, b.fp) <= 30) AS exact
 FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2 AND d.fp <~> a.fp <= 30 AND d.fp <~> b.fp <= 30;
+-- two orderings: rows at the same first distance come in order of the
+-- second (the index orders by the first only and has the executor sort ties)
+SELECT fp AS q1 FROM centers WHERE j = 1 \gset
+SELECT fp AS q2 FROM centers WHERE j = 2 \gset
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY fp <~> :'q1', fp <~> :'q2' LIMIT 300;
+CREATE TEMP TABLE two_orders AS SELECT row_number() OVER () AS n, id, d1, d2 FROM (
+  SELECT id, (fp <~> :'q1')::int AS d1, (fp <~> :'q2')::int AS d2 FROM docs ORDER BY fp <~> :'q1', fp <~> :'q2' LIMIT 300) s;
+RESET enable_sort;
+SELECT count(*) AS rows, count(*) FILTER (WHERE (t.d1, t.d2) > (u.d1, u.d2)) AS out_of_order,
+       array_agg(ROW(t.d1, t.d2) ORDER BY t.n) = (SELECT array_agg(ROW(d1, d2) ORDER BY d1, d2) FROM (
+         SELECT plain_distance(fp, :'q1') AS d1, plain_distance(fp, :'q2') AS d2 FROM docs
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST LIMIT 300) s) AS same_distances
+FROM two_orders t LEFT JOIN two_orders u ON u.n = t.n + 1;
+DROP TABLE two_orders;
 -- the % operator reads simhash.max_distance; = is a radius of 0
 SET simhash.max_distance = 4;
 SELECT count(*) AS similar_within_4 FROM docs d, centers c WHERE c.j = 4 AND d.fp % c.fp;
