@@ -289,6 +289,106 @@ INSERT INTO distinct_docs VALUES (4, '0123456789abcd00');
 RESET simhash.max_distance;
 SELECT id FROM distinct_docs ORDER BY id;
 
+-- small and degenerate tables, each checked against a sequential scan: the
+-- index's rows within k of q for each k of ks (index scan and bitmap scan,
+-- by count and checksum), and its whole nearest-first order (row by row:
+-- ties come in heap order, which is ctid order in these fresh tables)
+CREATE FUNCTION crosscheck(tab regclass, q simhash, ks int[], OUT radius_mismatches bigint,
+                           OUT order_mismatches bigint, OUT ordered_rows bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  radius text := format('SELECT k, x.* FROM unnest($1) k, LATERAL (SELECT count(*) AS n, sum(hashint4(id)) AS s
+                         FROM %s WHERE fp <~> $2 <= k) x', tab);
+  nearest text := format('SELECT row_number() OVER () AS r, id FROM (SELECT id FROM %s ORDER BY fp <~> $2) s', tab);
+  plan text;
+BEGIN
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;
+  EXECUTE 'CREATE TEMP TABLE cc_idx AS SELECT ''index'' AS scan, * FROM (' || radius || ') a' USING ks, q;
+  EXECUTE 'CREATE TEMP TABLE cc_order AS ' || nearest USING ks, q;
+  FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) ' || radius USING ks, q LOOP
+    IF plan LIKE '%Seq Scan%' OR plan LIKE '%Bitmap%' THEN RAISE 'not an index scan: %', plan; END IF;
+  END LOOP;
+  FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) ' || nearest USING ks, q LOOP
+    IF plan LIKE '%Seq Scan%' OR plan LIKE '%Sort%' THEN RAISE 'not an ordered index scan: %', plan; END IF;
+  END LOOP;
+  SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = on;
+  EXECUTE 'INSERT INTO cc_idx SELECT ''bitmap'', * FROM (' || radius || ') a' USING ks, q;
+  FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) ' || radius USING ks, q LOOP
+    IF plan LIKE '%Seq Scan%' THEN RAISE 'not a bitmap scan: %', plan; END IF;
+  END LOOP;
+  SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = on;
+  EXECUTE format('CREATE TEMP TABLE cc_seq AS SELECT id, plain_distance(fp, $1) AS d, ctid AS c FROM %s', tab) USING q;
+  SELECT count(*) INTO radius_mismatches FROM cc_idx i JOIN (
+    SELECT k, count(id) AS n, sum(hashint4(id)) AS s FROM unnest(ks) k LEFT JOIN cc_seq ON d <= k GROUP BY k) s
+    USING (k) WHERE (i.n, i.s) IS DISTINCT FROM (s.n, s.s);
+  SELECT count(*) INTO order_mismatches FROM cc_order o FULL JOIN (
+    SELECT row_number() OVER (ORDER BY d NULLS LAST, c) AS r, id FROM cc_seq) s USING (r)
+  WHERE o.id IS DISTINCT FROM s.id;
+  SELECT count(*) INTO ordered_rows FROM cc_order;
+  DROP TABLE cc_idx, cc_order, cc_seq;
+END $$;
+CREATE TABLE tiny (id int, fp simhash);
+CREATE INDEX tiny_fp ON tiny USING hamming (fp);
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 3, 64]);
+INSERT INTO tiny VALUES (1, '0123456789abcdee');
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 1, 3, 64]);
+-- built on 1 row (probe tables of one entry), then on 17 rows and a NULL
+REINDEX INDEX tiny_fp;
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 1, 3, 64]);
+INSERT INTO tiny SELECT i, flip_bits('0123456789abcdef', i) FROM generate_series(2, 17) i;
+INSERT INTO tiny VALUES (18, NULL);
+REINDEX INDEX tiny_fp;
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 1, 2, 5, 9, 16, 17, 64]);
+SELECT * FROM crosscheck('tiny', (SELECT fp FROM tiny WHERE id = 9), ARRAY[0, 1, 2, 5, 9, 16, 17, 64]);
+-- every fingerprint NULL
+CREATE TABLE all_null AS SELECT i AS id, NULL::simhash AS fp FROM generate_series(1, 1000) i;
+CREATE INDEX all_null_fp ON all_null USING hamming (fp);
+SELECT * FROM crosscheck('all_null', '0123456789abcdef', ARRAY[0, 64]);
+-- 50,000 copies of one fingerprint, 64 rows one bit away from it and a few
+-- NULLs: one bucket of each table holds almost every row.  With little
+-- work_mem, an ordered scan's second ring (the copies, two bits from q) does
+-- not fit: it falls back to passes, resuming after the rows of the first.
+CREATE TABLE copies (id int, fp simhash);
+INSERT INTO copies SELECT i, '0123456789abcdef' FROM generate_series(1, 50000) i;
+INSERT INTO copies SELECT 50000 + b, ('0123456789abcdef'::simhash::bigint # (1::bigint << b))::simhash
+FROM generate_series(0, 63) b;
+INSERT INTO copies SELECT 60000 + i, NULL FROM generate_series(1, 3) i;
+CREATE INDEX copies_fp ON copies USING hamming (fp);
+ANALYZE copies;
+SELECT * FROM crosscheck('copies', '0123456789abcdef', ARRAY[0, 1, 2, 64]);
+SELECT * FROM crosscheck('copies', '0123456789abcdec', ARRAY[0, 1, 2, 3, 4, 64]);
+SET work_mem = '64kB';
+SELECT * FROM crosscheck('copies', '0123456789abcdec', ARRAY[1, 3]);
+SELECT * FROM crosscheck('copies', 'f123456789abcdef', ARRAY[3, 5]);
+RESET work_mem;
+
+-- a nested loop that rescans the index for every outer row (radius and
+-- nearest first), against the same join computed without the index
+CREATE TABLE outer_rows AS SELECT id, fp FROM docs WHERE id % 20 = 1 AND fp IS NOT NULL LIMIT 150;
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT o.id, d.id FROM outer_rows o JOIN docs d ON d.fp <~> o.fp <= 3;
+CREATE TEMP TABLE nl_radius AS SELECT o.id AS oid, d.id FROM outer_rows o JOIN docs d ON d.fp <~> o.fp <= 3;
+EXPLAIN (COSTS OFF) SELECT o.id, x.id FROM outer_rows o,
+  LATERAL (SELECT id FROM docs d WHERE d.fp <~> o.fp <= 12 ORDER BY d.fp <~> o.fp LIMIT 4) x;
+CREATE TEMP TABLE nl_nearest AS SELECT o.id AS oid, x.id, x.d FROM outer_rows o,
+  LATERAL (SELECT id, (d.fp <~> o.fp)::int AS d FROM docs d WHERE d.fp <~> o.fp <= 12
+           ORDER BY d.fp <~> o.fp LIMIT 4) x;
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_seqscan; RESET enable_bitmapscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS join_rows, count(*) = (SELECT count(*) FROM nl_radius)
+  AND NOT EXISTS (SELECT oid, id FROM nl_radius EXCEPT SELECT o.id, d.id FROM outer_rows o JOIN docs d
+                  ON plain_distance(d.fp, o.fp) <= 3) AS exact
+FROM outer_rows o JOIN docs d ON plain_distance(d.fp, o.fp) <= 3;
+-- the nearest rows at each rank's distance; at the last distance, ties may
+-- be cut differently, so only distances are compared there
+SELECT count(*) AS nearest_rows, count(*) FILTER (WHERE n.d IS DISTINCT FROM s.d OR
+         (n.id IS DISTINCT FROM s.id AND n.d < (SELECT max(d) FROM nl_nearest m WHERE m.oid = n.oid))) AS mismatches
+FROM (SELECT oid, id, d, row_number() OVER (PARTITION BY oid ORDER BY d, id) AS r FROM nl_nearest) n
+FULL JOIN (SELECT o.id AS oid, x.id, x.d, row_number() OVER (PARTITION BY o.id ORDER BY x.d, x.id) AS r
+           FROM outer_rows o, LATERAL (SELECT id, plain_distance(d.fp, o.fp) AS d FROM docs d
+             WHERE plain_distance(d.fp, o.fp) <= 12 ORDER BY 2, ctid LIMIT 4) x) s USING (oid, r);
+RESET enable_indexscan; RESET enable_bitmapscan;
+
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);
 CREATE INDEX ON docs USING hamming (fp) WITH (probe_tables = maybe);
