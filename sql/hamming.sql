@@ -142,6 +142,17 @@ SELECT array_agg(id ORDER BY n) = (SELECT array_agg(id ORDER BY plain_distance(f
 FROM centers c, LATERAL (SELECT id, row_number() OVER () AS n FROM (
   SELECT id FROM docs WHERE fp <~> c.fp <= 5 ORDER BY fp <~> c.fp) s) x
 WHERE c.j = 3 GROUP BY c.fp;
+-- a condition around one center and an ordering around another point (a
+-- planted row 6 bits from it): the ordering's rings of probes, filtered by
+-- the condition, give the sequential scan's rows in its order
+SELECT fp AS q3 FROM centers WHERE j = 3 \gset
+SELECT fp AS p3 FROM docs WHERE id = 103006 \gset
+SELECT array_agg(id ORDER BY n) AS condition_and_ordering,
+       array_agg(id ORDER BY n) = (SELECT array_agg(id ORDER BY n) FROM (
+         SELECT id, row_number() OVER (ORDER BY plain_distance(fp, :'p3'), ctid) AS n FROM docs
+         WHERE plain_distance(fp, :'q3') <= 8 ORDER BY plain_distance(fp, :'p3'), ctid LIMIT 12) s) AS exact
+FROM (SELECT id, row_number() OVER () AS n FROM (
+  SELECT id FROM docs WHERE fp <~> :'q3' <= 8 ORDER BY fp <~> :'p3' LIMIT 12) s) x;
 SELECT count(*) AS both_conditions,
        count(*) = (SELECT count(*) FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2
                    AND plain_distance(d.fp, a.fp) <= 30 AND plain_distance(d.fp, b.fp) <= 30) AS exact
