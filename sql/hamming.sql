@@ -142,10 +142,36 @@ SELECT array_agg(id ORDER BY n) = (SELECT array_agg(id ORDER BY plain_distance(f
 FROM centers c, LATERAL (SELECT id, row_number() OVER () AS n FROM (
   SELECT id FROM docs WHERE fp <~> c.fp <= 5 ORDER BY fp <~> c.fp) s) x
 WHERE c.j = 3 GROUP BY c.fp;
+-- a condition around one center and an ordering around another point (a
+-- planted row 6 bits from it): the ordering's rings of probes, filtered by
+-- the condition, give the sequential scan's rows in its order
+SELECT fp AS q3 FROM centers WHERE j = 3 \gset
+SELECT fp AS p3 FROM docs WHERE id = 103006 \gset
+SELECT array_agg(id ORDER BY n) AS condition_and_ordering,
+       array_agg(id ORDER BY n) = (SELECT array_agg(id ORDER BY n) FROM (
+         SELECT id, row_number() OVER (ORDER BY plain_distance(fp, :'p3'), ctid) AS n FROM docs
+         WHERE plain_distance(fp, :'q3') <= 8 ORDER BY plain_distance(fp, :'p3'), ctid LIMIT 12) s) AS exact
+FROM (SELECT id, row_number() OVER () AS n FROM (
+  SELECT id FROM docs WHERE fp <~> :'q3' <= 8 ORDER BY fp <~> :'p3' LIMIT 12) s) x;
 SELECT count(*) AS both_conditions,
        count(*) = (SELECT count(*) FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2
                    AND plain_distance(d.fp, a.fp) <= 30 AND plain_distance(d.fp, b.fp) <= 30) AS exact
 FROM docs d, centers a, centers b WHERE a.j = 1 AND b.j = 2 AND d.fp <~> a.fp <= 30 AND d.fp <~> b.fp <= 30;
+-- two orderings: rows at the same first distance come in order of the
+-- second (the index orders by the first only and has the executor sort ties)
+SELECT fp AS q1 FROM centers WHERE j = 1 \gset
+SELECT fp AS q2 FROM centers WHERE j = 2 \gset
+SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY fp <~> :'q1', fp <~> :'q2' LIMIT 300;
+CREATE TEMP TABLE two_orders AS SELECT row_number() OVER () AS n, id, d1, d2 FROM (
+  SELECT id, (fp <~> :'q1')::int AS d1, (fp <~> :'q2')::int AS d2 FROM docs ORDER BY fp <~> :'q1', fp <~> :'q2' LIMIT 300) s;
+RESET enable_sort;
+SELECT count(*) AS rows, count(*) FILTER (WHERE (t.d1, t.d2) > (u.d1, u.d2)) AS out_of_order,
+       array_agg(ROW(t.d1, t.d2) ORDER BY t.n) = (SELECT array_agg(ROW(d1, d2) ORDER BY d1, d2) FROM (
+         SELECT plain_distance(fp, :'q1') AS d1, plain_distance(fp, :'q2') AS d2 FROM docs
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST LIMIT 300) s) AS same_distances
+FROM two_orders t LEFT JOIN two_orders u ON u.n = t.n + 1;
+DROP TABLE two_orders;
 -- the % operator reads simhash.max_distance; = is a radius of 0
 SET simhash.max_distance = 4;
 SELECT count(*) AS similar_within_4 FROM docs d, centers c WHERE c.j = 4 AND d.fp % c.fp;
@@ -273,6 +299,120 @@ INSERT INTO distinct_docs VALUES (3, '0123456789abcdec');
 INSERT INTO distinct_docs VALUES (4, '0123456789abcd00');
 RESET simhash.max_distance;
 SELECT id FROM distinct_docs ORDER BY id;
+
+-- small and degenerate tables, each checked against a sequential scan: the
+-- index's rows within k of q for each k of ks (index scan and bitmap scan,
+-- by count and checksum), and its whole nearest-first order (row by row:
+-- ties come in heap order, which is ctid order in these fresh tables)
+CREATE FUNCTION crosscheck(tab regclass, q simhash, ks int[], OUT radius_mismatches bigint,
+                           OUT order_mismatches bigint, OUT ordered_rows bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  radius text := format('SELECT k, x.* FROM unnest($1) k, LATERAL (SELECT count(*) AS n, sum(hashint4(id)) AS s
+                         FROM %s WHERE fp <~> $2 <= k) x', tab);
+  nearest text := format('SELECT row_number() OVER () AS r, id FROM (SELECT id FROM %s ORDER BY fp <~> $2) s', tab);
+  plan text;
+BEGIN
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;
+  EXECUTE 'CREATE TEMP TABLE cc_idx AS SELECT ''index'' AS scan, * FROM (' || radius || ') a' USING ks, q;
+  EXECUTE 'CREATE TEMP TABLE cc_order AS ' || nearest USING ks, q;
+  FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) ' || radius USING ks, q LOOP
+    IF plan LIKE '%Seq Scan%' OR plan LIKE '%Bitmap%' THEN RAISE 'not an index scan: %', plan; END IF;
+  END LOOP;
+  FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) ' || nearest USING ks, q LOOP
+    IF plan LIKE '%Seq Scan%' OR plan LIKE '%Sort%' THEN RAISE 'not an ordered index scan: %', plan; END IF;
+  END LOOP;
+  SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = on;
+  EXECUTE 'INSERT INTO cc_idx SELECT ''bitmap'', * FROM (' || radius || ') a' USING ks, q;
+  FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) ' || radius USING ks, q LOOP
+    IF plan LIKE '%Seq Scan%' THEN RAISE 'not a bitmap scan: %', plan; END IF;
+  END LOOP;
+  SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = on;
+  EXECUTE format('CREATE TEMP TABLE cc_seq AS SELECT id, plain_distance(fp, $1) AS d, ctid AS c FROM %s', tab) USING q;
+  SELECT count(*) INTO radius_mismatches FROM cc_idx i JOIN (
+    SELECT k, count(id) AS n, sum(hashint4(id)) AS s FROM unnest(ks) k LEFT JOIN cc_seq ON d <= k GROUP BY k) s
+    USING (k) WHERE (i.n, i.s) IS DISTINCT FROM (s.n, s.s);
+  SELECT count(*) INTO order_mismatches FROM cc_order o FULL JOIN (
+    SELECT row_number() OVER (ORDER BY d NULLS LAST, c) AS r, id FROM cc_seq) s USING (r)
+  WHERE o.id IS DISTINCT FROM s.id;
+  SELECT count(*) INTO ordered_rows FROM cc_order;
+  DROP TABLE cc_idx, cc_order, cc_seq;
+END $$;
+CREATE TABLE tiny (id int, fp simhash);
+CREATE INDEX tiny_fp ON tiny USING hamming (fp);
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 3, 64]);
+INSERT INTO tiny VALUES (1, '0123456789abcdee');
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 1, 3, 64]);
+-- built on 1 row (probe tables of one entry), then on 17 rows and a NULL
+REINDEX INDEX tiny_fp;
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 1, 3, 64]);
+INSERT INTO tiny SELECT i, flip_bits('0123456789abcdef', i) FROM generate_series(2, 17) i;
+INSERT INTO tiny VALUES (18, NULL);
+REINDEX INDEX tiny_fp;
+SELECT * FROM crosscheck('tiny', '0123456789abcdef', ARRAY[0, 1, 2, 5, 9, 16, 17, 64]);
+SELECT * FROM crosscheck('tiny', (SELECT fp FROM tiny WHERE id = 9), ARRAY[0, 1, 2, 5, 9, 16, 17, 64]);
+-- every fingerprint NULL
+CREATE TABLE all_null AS SELECT i AS id, NULL::simhash AS fp FROM generate_series(1, 1000) i;
+CREATE INDEX all_null_fp ON all_null USING hamming (fp);
+SELECT * FROM crosscheck('all_null', '0123456789abcdef', ARRAY[0, 64]);
+-- 50,000 copies of one fingerprint, 64 rows one bit away from it and a few
+-- NULLs: one bucket of each table holds almost every row.  With little
+-- work_mem, an ordered scan's second ring (the copies, two bits from q) does
+-- not fit: it falls back to passes, resuming after the rows of the first.
+CREATE TABLE copies (id int, fp simhash);
+INSERT INTO copies SELECT i, '0123456789abcdef' FROM generate_series(1, 50000) i;
+INSERT INTO copies SELECT 50000 + b, ('0123456789abcdef'::simhash::bigint # (1::bigint << b))::simhash
+FROM generate_series(0, 63) b;
+INSERT INTO copies SELECT 60000 + i, NULL FROM generate_series(1, 3) i;
+CREATE INDEX copies_fp ON copies USING hamming (fp);
+ANALYZE copies;
+SELECT * FROM crosscheck('copies', '0123456789abcdef', ARRAY[0, 1, 2, 64]);
+-- probes that do not take the copies cross them in a few dozen page reads,
+-- not one read per page of copies (86 of table 0, 49 of each of tables 1..3)
+CREATE FUNCTION index_pages(query text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) ' || query INTO plan;
+  plan := plan->0->'Plan'->'Plans'->0;
+  IF plan->>'Node Type' <> 'Index Scan' THEN RAISE 'not an index scan: %', plan; END IF;
+  RETURN (plan->>'Shared Hit Blocks')::int + (plan->>'Shared Read Blocks')::int;
+END $$;
+SELECT index_pages($$SELECT count(*) FROM copies WHERE fp = '0123456789abcdec'$$) < 30 AS equal_crosses_copies,
+       index_pages($$SELECT count(*) FROM copies WHERE fp <~> '0123456789abcdec' <= 1$$) < 60 AS k1_crosses_copies,
+       index_pages($$SELECT count(*) FROM copies WHERE fp <~> 'f123456789abcdef' <= 3$$) < 80 AS k3_crosses_copies;
+SELECT * FROM crosscheck('copies', '0123456789abcdec', ARRAY[0, 1, 2, 3, 4, 64]);
+SET work_mem = '64kB';
+SELECT * FROM crosscheck('copies', '0123456789abcdec', ARRAY[1, 3]);
+SELECT * FROM crosscheck('copies', 'f123456789abcdef', ARRAY[3, 5]);
+RESET work_mem;
+
+-- a nested loop that rescans the index for every outer row (radius and
+-- nearest first), against the same join computed without the index
+CREATE TABLE outer_rows AS SELECT id, fp FROM docs WHERE id % 20 = 1 AND fp IS NOT NULL LIMIT 150;
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT o.id, d.id FROM outer_rows o JOIN docs d ON d.fp <~> o.fp <= 3;
+CREATE TEMP TABLE nl_radius AS SELECT o.id AS oid, d.id FROM outer_rows o JOIN docs d ON d.fp <~> o.fp <= 3;
+EXPLAIN (COSTS OFF) SELECT o.id, x.id FROM outer_rows o,
+  LATERAL (SELECT id FROM docs d WHERE d.fp <~> o.fp <= 12 ORDER BY d.fp <~> o.fp LIMIT 4) x;
+CREATE TEMP TABLE nl_nearest AS SELECT o.id AS oid, x.id, x.d FROM outer_rows o,
+  LATERAL (SELECT id, (d.fp <~> o.fp)::int AS d FROM docs d WHERE d.fp <~> o.fp <= 12
+           ORDER BY d.fp <~> o.fp LIMIT 4) x;
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_seqscan; RESET enable_bitmapscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS join_rows, count(*) = (SELECT count(*) FROM nl_radius)
+  AND NOT EXISTS (SELECT oid, id FROM nl_radius EXCEPT SELECT o.id, d.id FROM outer_rows o JOIN docs d
+                  ON plain_distance(d.fp, o.fp) <= 3) AS exact
+FROM outer_rows o JOIN docs d ON plain_distance(d.fp, o.fp) <= 3;
+-- the nearest rows at each rank's distance; at the last distance, ties may
+-- be cut differently, so only distances are compared there
+SELECT count(*) AS nearest_rows, count(*) FILTER (WHERE n.d IS DISTINCT FROM s.d OR
+         (n.id IS DISTINCT FROM s.id AND n.d < (SELECT max(d) FROM nl_nearest m WHERE m.oid = n.oid))) AS mismatches
+FROM (SELECT oid, id, d, row_number() OVER (PARTITION BY oid ORDER BY d, id) AS r FROM nl_nearest) n
+FULL JOIN (SELECT o.id AS oid, x.id, x.d, row_number() OVER (PARTITION BY o.id ORDER BY x.d, x.id) AS r
+           FROM outer_rows o, LATERAL (SELECT id, plain_distance(d.fp, o.fp) AS d FROM docs d
+             WHERE plain_distance(d.fp, o.fp) <= 12 ORDER BY 2, ctid LIMIT 4) x) s USING (oid, r);
+RESET enable_indexscan; RESET enable_bitmapscan;
 
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);

@@ -141,7 +141,57 @@ lookup_table0(ProbeState *ps, uint64 fp, int distance)
 			hi = mid;
 	}
 	for (; lo < end && !ps->stopped && table0_fingerprint(ps, lo) == fp; lo++)
+	{
+		CHECK_FOR_INTERRUPTS();
 		emit_table0(ps, lo, distance);
+	}
+}
+
+/* the sort key of entry i of table j (in table 0, the fingerprint) */
+static uint64
+table_key(ProbeState *ps, int j, uint32 i)
+{
+	Page		page;
+
+	if (j == 0)
+		return table0_fingerprint(ps, i);
+	page = pinned_page(ps, &ps->entries[j],
+					   ps->tables->table_start[j] + i / HAMMING_KEYS_CAPACITY, HAMMING_KEYS);
+	return HammingPageKeys(page)[i % HAMMING_KEYS_CAPACITY];
+}
+
+/*
+ * The first entry of table j after i, below end, whose key is not key
+ * (entry i's): a run of copies is crossed in steps that double, then halve,
+ * so that a fingerprint of which one bucket holds millions of copies costs
+ * a probe that does not take it a few dozen reads, not millions.
+ */
+static uint32
+past_copies(ProbeState *ps, int j, uint32 i, uint32 end, uint64 key)
+{
+	uint64		step = 1;
+	uint32		lo = i;
+	uint32		hi;
+
+	while (end - lo > step && table_key(ps, j, lo + step) == key)
+	{
+		CHECK_FOR_INTERRUPTS();
+		lo += step;
+		step *= 2;
+	}
+	/* entry lo is a copy, entry lo + step (if below end) is not */
+	hi = (uint32) Min((uint64) lo + step, (uint64) end);
+	lo++;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (table_key(ps, j, mid) == key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /*
@@ -174,17 +224,30 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
 	bool		have_previous = false;
 	uint64		previous = 0;
+	bool		previous_taken = false;
+	int			previous_distance = 0;
 
 	while (i < end && !ps->stopped)
 	{
-		int			distance;
-
+		CHECK_FOR_INTERRUPTS();
 		if (j == 0)
 		{
 			uint64		fp = table0_fingerprint(ps, i);
 
-			if (taken_in_table(ps, fp, 0, &distance))
-				emit_table0(ps, i, distance);
+			/* copies of a fingerprint are neighbours: decided once */
+			if (!have_previous || fp != previous)
+			{
+				previous = fp;
+				have_previous = true;
+				previous_taken = taken_in_table(ps, fp, 0, &previous_distance);
+			}
+			else if (!previous_taken)
+			{
+				i = past_copies(ps, 0, i, end, fp);
+				continue;
+			}
+			if (previous_taken)
+				emit_table0(ps, i, previous_distance);
 			i++;
 		}
 		else
@@ -200,10 +263,17 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 			for (; slot < last && !ps->stopped; slot++)
 			{
 				uint64		fp;
+				int			distance;
 
 				/* equal fingerprints are neighbours: their rows come once */
 				if (have_previous && keys[slot] == previous)
-					continue;
+				{
+					if (keys[last - 1] != previous)
+						continue;
+					/* the copies go on after this page: cross them */
+					i = past_copies(ps, j, i - 1, end, previous);
+					break;
+				}
 				previous = keys[slot];
 				have_previous = true;
 				fp = rotate_left(keys[slot], rotation);

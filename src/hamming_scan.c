@@ -628,10 +628,24 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 			if (scan->numberOfOrderBys > 0)
 			{
 				bool		null_distance = !so->ordered || so->nulls_phase;
+				int			i;
 
 				scan->xs_orderbyvals[0] = Int32GetDatum(null_distance ? 0 : hit->distance);
 				scan->xs_orderbynulls[0] = null_distance;
-				scan->xs_recheckorderby = false;
+
+				/*
+				 * The scan follows the first ordering only.  For the others
+				 * (ORDER BY fp <-> a, fp <-> b) it reports 0, a lower bound
+				 * (NULL for a NULL fingerprint), and asks for a recheck: the
+				 * executor computes them and sorts the rows of equal first
+				 * distance.
+				 */
+				for (i = 1; i < scan->numberOfOrderBys; i++)
+				{
+					scan->xs_orderbyvals[i] = Int32GetDatum(0);
+					scan->xs_orderbynulls[i] = so->nulls_phase;
+				}
+				scan->xs_recheckorderby = scan->numberOfOrderBys > 1;
 				if (!null_distance)
 				{
 					so->last = *hit;
