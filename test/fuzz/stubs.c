@@ -304,8 +304,6 @@ UNREACHABLE(bool tuplesort_getdatum(Tuplesortstate *state, bool forward, Datum *
 									Datum *abbrev))
 UNREACHABLE(void tuplesort_end(Tuplesortstate *state))
 UNREACHABLE(int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggcontext))
-UNREACHABLE(void deconstruct_array(ArrayType *array, Oid elmtype, int elmlen, bool elmbyval,
-								   char elmalign, Datum **elemsp, bool **nullsp, int *nelemsp))
 UNREACHABLE(struct varlena *pg_detoast_datum(struct varlena *datum))
 UNREACHABLE(int ArrayGetNItems(int ndim, const int *dims))
 UNREACHABLE(int64 pq_getmsgint64(StringInfo msg))
