@@ -9,7 +9,8 @@
 # CPU time the call took (utime + stime of /proc/self/stat) and its wall time.
 # Peak memory is reported as VmHWM and as VmHWM minus that of a fresh backend
 # that ran SELECT 1.  A backend that died (an out-of-memory kill) is reported
-# as such.
+# as such, and the script then exits with status 1 (so that --quick can run in
+# CI).
 #
 # Inputs (sizes of the full run; --quick in parentheses), built with fixed
 # seeds before the calls, outside the measured backends:
@@ -112,8 +113,11 @@ measure() {
 		echo "| $label | $wm | $result | $(( peak / 1024 )) MB | $(( (peak - base) / 1024 )) MB | $cpu s | $secs s |"
 	else
 		echo "| $label | $wm | backend died: $(tr '\n' ' ' <"$dir/stderr") | | | | |"
-	fi | tee -a "$out"
+		died=1
+	fi >>"$out"
+	tail -1 "$out"
 }
+died=0
 
 {
 	echo "| input, call | work_mem | result | peak RSS (VmHWM) | above a fresh backend | CPU | wall |"
@@ -151,3 +155,4 @@ measure "$c features: cardinality(f) + cardinality(w) (reading them)" postgres 4
 measure "$c rows: simhash_agg(feature, weight)" postgres 4MB \
 	"SELECT simhash_agg(g::text, 1.0 / g)::text FROM generate_series(1, $c) g"
 echo "(a fresh backend: $(( base / 1024 )) MB; texts $sizes)" | tee -a "$out"
+exit $died
