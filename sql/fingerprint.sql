@@ -66,6 +66,11 @@ SELECT simhash(to_tsvector('simple', 'cat dog cat')) = simhash(ARRAY['cat', 'dog
 -- simhash(text[], float8[]) and the aggregate agree
 SELECT simhash(ARRAY['alpha', 'beta', 'gamma'], ARRAY[1.0, 2.5, 0.5]) AS weighted,
        simhash(ARRAY['alpha', 'beta'], ARRAY[1, 1]::float8[]) = simhash(ARRAY['alpha', 'beta']) AS unit_weights;
+-- both arrays are read in place: elements of 1 to 300 bytes (short and long
+-- headers), zero and negative weights, the same as the aggregate
+SELECT simhash(array_agg(f ORDER BY g), array_agg(w ORDER BY g)) = simhash_agg(f, w) AS long_weighted_equals_agg
+FROM (SELECT g, repeat(chr(97 + g % 26), 1 + g % 300) AS f, (g % 7 - 3)::float8 / 2 AS w
+      FROM generate_series(1, 20000) g) s;
 SELECT simhash_agg(f, w) = simhash(ARRAY['alpha', 'beta', 'gamma'], ARRAY[1.0, 2.5, 0.5]) AS agg_equals_array,
        simhash_agg(f, w) FILTER (WHERE false) IS NULL AS agg_no_rows_is_null
 FROM (VALUES ('gamma', 0.5), ('alpha', 1.0), (NULL, 3.0), ('beta', 2.5)) v(f, w);
@@ -83,6 +88,8 @@ SELECT q, error_of(q) FROM (VALUES
   ($$SELECT simhash(ARRAY['a', NULL])$$),
   ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0])$$),
   ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, NULL])$$),
+  ($$SELECT simhash(ARRAY['a', NULL, 'c'], ARRAY[1.0])$$),
+  ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[[1.0], [2.0]])$$),
   ($$SELECT simhash(ARRAY['a'], ARRAY['NaN'::float8])$$),
   ($$SELECT simhash(ARRAY['a'], ARRAY['-Infinity'::float8])$$),
   ($$SELECT simhash(ARRAY[['a', 'b'], ['c', 'd']])$$),
@@ -94,6 +101,8 @@ SELECT q, error_of(q) FROM (VALUES
   ($$SELECT simhash('not hex')$$)) v(q);
 \set VERBOSITY default
 SELECT simhash('text'::text, 1, 'idf');
+SELECT simhash(array_fill('a'::text, ARRAY[9]) || NULL::text, array_fill(1::float8, ARRAY[10]));
+SELECT simhash(array_fill('a'::text, ARRAY[10]), array_fill(1::float8, ARRAY[9]) || NULL::float8);
 \set VERBOSITY terse
 
 -- the distinct-feature counts stay within work_mem: a text with 200,000

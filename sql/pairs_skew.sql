@@ -186,7 +186,9 @@ FROM unnest(ARRAY['SELECT id, fp FROM sk_near;',
 				  E'SELECT id, fp FROM sk_near ; \n ;; \t',
 				  'SELECT id, fp FROM sk_near -- every row',
 				  E'SELECT id, fp FROM sk_near\n-- every row\n',
-				  E'SELECT id, fp FROM sk_near WHERE id > 0 -- ) AS s (\n;']) q;
+				  E'SELECT id, fp FROM sk_near WHERE id > 0 -- ) AS s (\n;',
+				  'SELECT id, fp FROM sk_near; -- every row',
+				  E'SELECT id, fp FROM sk_near;\n/* every row */']) q;
 -- wrong shapes are still reported as such
 SELECT * FROM simhash_nearest('SELECT id FROM sk_near;', '0123456789abcdef', 3);
 

@@ -11,6 +11,15 @@
 
 -- (harden helper)
 
+-- The functions that embed a user's query as a subquery (simhash_nearest and
+-- the verified simhash_pairs, simhash_clusters, simhash_dedup) embed this
+-- form of it, so that the query may end with semicolons, white space and
+-- comments, as a query typed at psql does.
+CREATE FUNCTION simhash_subquery(query text) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_subquery(text) IS
+	'query made fit to embed as a subquery: trailing semicolons and the white space and comments after them removed (read by the server''s lexer), and a newline appended so that a trailing -- comment ends; STABLE: the lexer follows standard_conforming_strings';
+
 -- binary I/O of simhash_ball (COPY BINARY, binary protocol, Citus)
 CREATE FUNCTION simhash_ball_recv(internal) RETURNS simhash_ball
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -93,6 +102,7 @@ AS $$
 DECLARE
 	shape_ok boolean;
 	body_type pg_catalog.regtype;
+	sub pg_catalog.text := @extschema@.simhash_subquery(query);
 BEGIN
 	IF max_distance < 0 OR max_distance > 64 THEN
 		RAISE EXCEPTION 'max_distance must be between 0 and 64, not %', max_distance
@@ -101,13 +111,13 @@ BEGIN
 	-- its shape: exactly three columns, an integer id, a simhash, and a text
 	-- or a stored shingle set (the declared type, read from no rows)
 	BEGIN
-		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', query);
+		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', sub);
 		shape_ok := false;			/* four or more columns */
 	EXCEPTION WHEN invalid_column_reference THEN
 		BEGIN
 			EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.c3) FROM (SELECT 1) AS x LEFT JOIN '
 						   '(SELECT q.c1::bigint, q.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash, q.c3 '
-						   ' FROM (%s) AS q(c1, c2, c3) LIMIT 0) AS s(c1, c2, c3) ON true', query)
+						   ' FROM (%s) AS q(c1, c2, c3) LIMIT 0) AS s(c1, c2, c3) ON true', sub)
 				INTO body_type;
 			shape_ok := body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype OR
 				(SELECT t.typcategory OPERATOR(pg_catalog.=) 'S' FROM pg_catalog.pg_type t WHERE t.oid OPERATOR(pg_catalog.=) body_type);
@@ -122,8 +132,8 @@ BEGIN
 	END IF;
 	RETURN QUERY SELECT * FROM @extschema@.shingle_verify_pairs(
 		pg_catalog.format('SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, %s) AS p',
-			   pg_catalog.format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', query), max_distance),
-		pg_catalog.format('SELECT s.id::bigint, s.body FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL', query),
+			   pg_catalog.format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', sub), max_distance),
+		pg_catalog.format('SELECT s.id::bigint, s.body FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL', sub),
 		min_similarity, shingle, units);
 END
 $$;
@@ -166,7 +176,8 @@ BEGIN
 	END LOOP;
 	RETURN QUERY EXECUTE pg_catalog.format(
 		'SELECT s.id::bigint, coalesce(l.label, s.id::bigint) FROM (%s) AS s(id, fp, body) '
-		'LEFT JOIN pg_temp.simhash_verified_labels l ON l.node = s.id::bigint WHERE s.fp IS NOT NULL', query);
+		'LEFT JOIN pg_temp.simhash_verified_labels l ON l.node = s.id::bigint WHERE s.fp IS NOT NULL',
+		@extschema@.simhash_subquery(query));
 	DROP TABLE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_labels;
 END
 $$;
@@ -216,7 +227,7 @@ BEGIN
 		'LEFT JOIN (SELECT e.b AS node, pg_catalog.min(e.a) AS duplicate_of '
 		'           FROM pg_temp.simhash_verified_edges e JOIN pg_temp.simhash_verified_rows p ON p.node = e.a AND p.kept '
 		'           GROUP BY e.b) d ON d.node = s.id::bigint '
-		'WHERE s.fp IS NOT NULL', query);
+		'WHERE s.fp IS NOT NULL', @extschema@.simhash_subquery(query));
 	DROP TABLE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_rows;
 END
 $$;
@@ -247,9 +258,8 @@ COMMENT ON FUNCTION simhash_first_common_table(simhash, simhash, integer, intege
 -- simhash_nearest: one query per radius (the n nearest within it, kept when
 -- there are n of them) instead of a count and a final query: on a distributed
 -- table every query is a round trip to every shard.  The user's query is
--- wrapped as a subquery, so trailing semicolons and white space are stripped
--- and the closing parenthesis goes on a line of its own (a trailing
--- "-- comment" made the wrapper a syntax error).
+-- wrapped as a subquery, in the form simhash_subquery() gives (a trailing
+-- semicolon or "-- comment" made the wrapper a syntax error).
 CREATE OR REPLACE FUNCTION simhash_nearest(query text, target simhash, n integer DEFAULT 10)
 	RETURNS TABLE (id bigint, distance integer)
 	LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
@@ -259,7 +269,7 @@ DECLARE
 	ids bigint[];
 	distances integer[];
 	shape_ok boolean;
-	body pg_catalog.text := pg_catalog.regexp_replace(query, '[[:space:];]+$', '') || pg_catalog.chr(10);
+	body pg_catalog.text := @extschema@.simhash_subquery(query);
 	-- names are qualified: the caller's search_path must not change them
 	nearest pg_catalog.text := pg_catalog.format('SELECT pg_catalog.array_agg(s.id ORDER BY s.d, s.id), pg_catalog.array_agg(s.d ORDER BY s.d, s.id) '
 						   'FROM (SELECT s.id::bigint AS id, (s.fp OPERATOR(@extschema@.<~>) $1)::integer AS d '

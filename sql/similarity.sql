@@ -222,8 +222,39 @@ INSERT INTO sim_chain VALUES
 SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 0, 0.6) ORDER BY 1, 2;
 SELECT * FROM simhash_dedup('SELECT id, fp, body FROM sim_chain', 0, 0.6) ORDER BY 1;
 SELECT * FROM simhash_clusters('SELECT id, fp, body FROM sim_chain', 0, 0.6) ORDER BY 1;
+-- a query may end with semicolons, white space and comments, as typed at
+-- psql; a semicolon or "--" inside a literal is no end (the same answers as
+-- the plain query, for every function that takes a query)
+CREATE TEMP TABLE sim_endings (q text);
+INSERT INTO sim_endings VALUES
+	('SELECT id, fp, body FROM sim_chain;'),
+	(E'SELECT id, fp, body FROM sim_chain ; \n ;; \t'),
+	('SELECT id, fp, body FROM sim_chain -- every row'),
+	('SELECT id, fp, body FROM sim_chain; -- every row'),
+	(E'SELECT id, fp, body FROM sim_chain;\n-- every row\n/* and a comment */ ;'),
+	(E'SELECT id, fp, body FROM sim_chain WHERE body <> \'x; -- y\' -- ) AS s (\n;'),
+	($q$SELECT id, fp, body FROM sim_chain WHERE body <> 'x;' ;$q$);
+SELECT q,
+	   (SELECT array_agg(p ORDER BY p) FROM simhash_pairs(q, 0, 0.6) p) =
+	   (SELECT array_agg(p ORDER BY p) FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 0, 0.6) p) AS pairs,
+	   (SELECT array_agg(c ORDER BY c) FROM simhash_clusters(q, 0, 0.6) c) =
+	   (SELECT array_agg(c ORDER BY c) FROM simhash_clusters('SELECT id, fp, body FROM sim_chain', 0, 0.6) c) AS clusters,
+	   (SELECT array_agg(d ORDER BY d) FROM simhash_dedup(q, 0, 0.6) d) =
+	   (SELECT array_agg(d ORDER BY d) FROM simhash_dedup('SELECT id, fp, body FROM sim_chain', 0, 0.6) d) AS dedup,
+	   (SELECT array_agg(v ORDER BY v) FROM shingle_verify_pairs(
+			'SELECT 1::bigint, 2::bigint, 0; -- the pair',
+			replace(q, 'id, fp, body', 'id::bigint, body'), 0.6) v) =
+	   (SELECT array_agg(p ORDER BY p) FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 0, 0.6) p
+		WHERE (id_a, id_b) = (1, 2)) AS verify
+FROM sim_endings;
+-- what the wrappers embed
+SELECT q, simhash_subquery(q) FROM sim_endings;
+SELECT simhash_subquery(''), simhash_subquery('-- only a comment'), simhash_subquery(';'),
+	   simhash_subquery('SELECT 1; SELECT 2;');
 -- errors
 \set VERBOSITY terse
+SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain WHERE body <> ''x', 3, 0.8);
+SELECT * FROM simhash_pairs('SELECT id, fp FROM sim_chain; -- two columns', 3, 0.8);
 SELECT * FROM simhash_pairs('SELECT id, fp FROM sim_chain', 3, 0.8);
 SELECT * FROM simhash_pairs('SELECT id, fp, 1 FROM sim_chain', 3, 0.8);
 SELECT * FROM simhash_pairs($$SELECT id, fp, '{2,1}'::bigint[] FROM sim_chain$$, 3, 0.8);
@@ -240,5 +271,5 @@ SELECT * FROM shingle_verify_pairs('SELECT 1::bigint, 2::bigint, 3 UNION ALL SEL
 								   'SELECT 1::bigint, ''a b c''::text UNION ALL SELECT 2, ''A B, C!'' UNION ALL SELECT 4, NULL', 0.5);
 \set VERBOSITY default
 
-DROP TABLE sim_words, sim_docs, sim_long, sim_chain;
+DROP TABLE sim_words, sim_docs, sim_long, sim_chain, sim_endings;
 DROP FUNCTION sim_dedup_ref();

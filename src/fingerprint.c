@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 #include "utils/tuplesort.h"
 
@@ -675,23 +676,18 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
-static void
-deconstruct_features(ArrayType *arr, Datum **values, int *n)
+/* the number (from 1) of the first NULL element of a one-dimensional arr, or 0 */
+static int
+first_null(ArrayType *arr, int n)
 {
-	bool	   *nulls;
+	bits8	   *nulls = ARR_NULLBITMAP(arr);
 	int			i;
 
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, values, &nulls, n);
-	for (i = 0; i < *n; i++)
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature array must not contain nulls"),
-					 errdetail("Element %d is null.", i + 1)));
+	if (nulls != NULL)
+		for (i = 0; i < n; i++)
+			if (!(nulls[i / 8] & (1 << (i % 8))))
+				return i + 1;
+	return 0;
 }
 
 static void
@@ -741,6 +737,10 @@ simhash_features(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
+/*
+ * Both arrays are read in place (array_iter), element by element: the call
+ * needs no memory beyond the arrays themselves, whatever their length.
+ */
 PG_FUNCTION_INFO_V1(simhash_weighted_features);
 Datum
 simhash_weighted_features(PG_FUNCTION_ARGS)
@@ -748,39 +748,48 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	ArrayType  *warr = PG_GETARG_ARRAYTYPE_P(1);
 	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
-	Datum	   *values;
-	Datum	   *weights;
-	bool	   *wnulls;
-	int			n,
-				nw,
-				i;
+	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	int			nw = ArrayGetNItems(ARR_NDIM(warr), ARR_DIMS(warr));
+	array_iter	features,
+				weights;
+	int			i;
 	SimhashAcc	acc;
 
-	deconstruct_features(arr, &values, &n);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
+	if ((i = first_null(arr, n)) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("feature array must not contain nulls"),
+				 errdetail("Element %d is null.", i)));
 	if (ARR_NDIM(warr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("weight array must have one dimension, not %d", ARR_NDIM(warr))));
-	deconstruct_array(warr, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &weights, &wnulls, &nw);
 	if (n != nw)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("feature and weight arrays must have the same length"),
 				 errdetail("There are %d features and %d weights.", n, nw)));
 	simhash_acc_init(&acc);
+	array_iter_setup(&features, (AnyArrayType *) arr);
+	array_iter_setup(&weights, (AnyArrayType *) warr);
 	for (i = 0; i < n; i++)
 	{
-		text	   *f = DatumGetTextPP(values[i]);
+		bool		isnull;
+		text	   *f = DatumGetTextPP(array_iter_next(&features, &isnull, i, -1, false, TYPALIGN_INT));
+		Datum		wd = array_iter_next(&weights, &isnull, i, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 		double		w;
 
 		CHECK_FOR_INTERRUPTS();
-		if (wnulls[i])
+		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("weight array must not contain nulls"),
 					 errdetail("Element %d is null.", i + 1)));
-		w = DatumGetFloat8(weights[i]);
+		w = DatumGetFloat8(wd);
 		check_weight(w);
 		simhash_acc_add_weighted(&acc, hash_given_feature(VARDATA_ANY(f), VARSIZE_ANY_EXHDR(f), is_utf8), w);
 	}

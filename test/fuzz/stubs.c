@@ -89,6 +89,11 @@ errhint(const char *fmt,...)
 static void **live;				/* open addressing, NULL = empty, DELETED = tombstone */
 static size_t live_size;
 static size_t live_used;
+/* the slots filled since the last reset (a slot may repeat): a reset visits
+ * only these, not the whole table, which keeps the size of the largest input */
+static size_t *filled;
+static size_t filled_len;
+static size_t filled_cap;
 
 #define DELETED ((void *) 1)
 
@@ -111,6 +116,7 @@ live_add(void *p)
 		live_size = live_size ? 2 * live_size : 1024;
 		live = calloc(live_size, sizeof(void *));
 		live_used = 0;
+		filled_len = 0;
 		for (i = 0; i < oldsize; i++)
 			if (old[i] != NULL && old[i] != DELETED)
 				live_add(old[i]);
@@ -120,6 +126,14 @@ live_add(void *p)
 		;
 	live[i] = p;
 	live_used++;
+	if (filled_len == filled_cap)
+	{
+		filled_cap = filled_cap ? 2 * filled_cap : 1024;
+		filled = realloc(filled, filled_cap * sizeof(size_t));
+		if (filled == NULL)
+			abort();
+	}
+	filled[filled_len++] = i;
 }
 
 /* forgets p; false if it was not palloc'd (libpgcommon's frontend code mallocs) */
@@ -142,13 +156,17 @@ live_remove(void *p)
 void
 fuzz_reset_memory(void)
 {
-	size_t		i;
+	size_t		k;
 
-	for (i = 0; i < live_size; i++)
+	for (k = 0; k < filled_len; k++)
+	{
+		size_t		i = filled[k];
+
 		if (live[i] != NULL && live[i] != DELETED)
 			free(live[i]);
-	if (live_size)
-		memset(live, 0, live_size * sizeof(void *));
+		live[i] = NULL;
+	}
+	filled_len = 0;
 	live_used = 0;
 }
 
@@ -304,8 +322,6 @@ UNREACHABLE(bool tuplesort_getdatum(Tuplesortstate *state, bool forward, Datum *
 									Datum *abbrev))
 UNREACHABLE(void tuplesort_end(Tuplesortstate *state))
 UNREACHABLE(int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggcontext))
-UNREACHABLE(void deconstruct_array(ArrayType *array, Oid elmtype, int elmlen, bool elmbyval,
-								   char elmalign, Datum **elemsp, bool **nullsp, int *nelemsp))
 UNREACHABLE(struct varlena *pg_detoast_datum(struct varlena *datum))
 UNREACHABLE(int ArrayGetNItems(int ndim, const int *dims))
 UNREACHABLE(int64 pq_getmsgint64(StringInfo msg))
