@@ -445,7 +445,7 @@ next_ring(IndexScanDesc scan)
 		BlockNumber nblocks;
 
 		CHECK_FOR_INTERRUPTS();
-		if (so->tables.ntables == 0 || !hamming_probe_pays(&so->tables, ring))
+		if (!hamming_probe_pays(&so->tables, ring))
 		{
 			so->rings_over = true;
 			return false;
