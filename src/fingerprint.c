@@ -186,12 +186,38 @@ simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight)
 	acc->has_weighted = true;
 }
 
+/*
+ * The bits whose count in the planes alone exceeds half the weight added: a
+ * comparison of the 64 bit-sliced counters with one number, from the top
+ * plane down (the counters above it so far, and those equal to it so far).
+ */
+static uint64
+acc_planes_majority(const SimhashAcc *acc)
+{
+	uint64		half = acc->nunit / 2;	/* count > nunit / 2 <=> count > half */
+	uint64		above = 0,
+				equal = ~UINT64CONST(0);
+	int			p;
+
+	for (p = SIMHASH_PLANES - 1; p >= 0; p--)
+	{
+		uint64		h = (half >> p) & 1 ? ~UINT64CONST(0) : 0;
+
+		above |= equal & acc->planes[p] & ~h;
+		equal &= ~(acc->planes[p] ^ h);
+	}
+	return above;
+}
+
 simhash
 simhash_acc_finish(SimhashAcc *acc)
 {
 	simhash		result = 0;
 	int			bit;
 
+	/* the usual case: nothing flushed yet, no weighted features */
+	if (!acc->has_weighted && acc->nunit == acc->pending)
+		return acc_planes_majority(acc);
 	acc_flush_planes(acc);
 	for (bit = 0; bit < 64; bit++)
 	{

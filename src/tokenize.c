@@ -65,8 +65,10 @@
 #define SH_MAX_N			SIMHASH_MAX_SHINGLE
 #define SH_MAX_SEGMENT		(1024 * 1024)	/* code points normalized at once */
 #define SH_BATCH			256 /* features handed to the caller at once */
+#define SH_TOK_KEEP			(SH_MAX_N - 1)	/* tokens kept for the next shingles */
 #define SH_GRAM_BUF			1024	/* bytes of the character n-gram window */
 #define SH_CHECK_EVERY		65536	/* bytes between CHECK_FOR_INTERRUPTS() */
+#define SH_ASCII_BLOCK		1024	/* bytes of ASCII words taken at once */
 
 StaticAssertDecl(SH_MAX_N <= 16, "the n-gram ring holds 16 characters");
 
@@ -85,8 +87,8 @@ typedef struct Tokenizer
 	int			cjk_run;		/* characters in the current CJK run */
 	size_t		cjk_prev_end;	/* end of cjk_prev in the text when it is
 								 * those bytes as they are (fast path), or 0 */
-	int			wpos;			/* next slot of window[] (mod n) */
-	uint64		ntokens;
+	int			ntok;			/* tokens in tok[] not yet shingled */
+	uint64		ntokens;		/* tokens shingled */
 
 	/* character features: the UTF-8 of the last characters in gram[] */
 	uint64		nchars;
@@ -107,10 +109,15 @@ typedef struct Tokenizer
 
 	/* buffers, each written before it is read (not zeroed) */
 	uint64		batch[SH_BATCH];
-	/* last n token hashes, each stored twice: oldest first at window[wpos] */
-	uint64		window[2 * SH_MAX_N];
+	/* token hashes: the last n - 1 shingled ones, then ntok new ones */
+	uint64		tok[SH_TOK_KEEP + SH_BATCH];
 	/* the current word as UTF-8; 8 bytes of slack for 8-byte stores */
 	unsigned char word[SH_MAX_WORD_CHARS * 4 + 8];
+	/* ASCII words: the block lower-cased (and 8 bytes of slack) */
+	unsigned char low[SH_ASCII_BLOCK + 8];
+	/* ASCII words: where the words of the block start and end */
+	uint16		starts[SH_ASCII_BLOCK / 2 + 1];
+	uint16		ends[SH_ASCII_BLOCK / 2 + 1];
 	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
 	unsigned char gram[SH_GRAM_BUF];
 } Tokenizer;
@@ -204,7 +211,11 @@ load_le64(const unsigned char *p, size_t avail)
 {
 	uint64		v = 0;
 
-	memcpy(&v, p, Min(avail, 8));
+	/* a fixed-size copy is one load; a shorter one goes through memory */
+	if (likely(avail >= 8))
+		memcpy(&v, p, 8);
+	else
+		memcpy(&v, p, avail);
 #ifdef WORDS_BIGENDIAN
 	v = pg_bswap64(v);
 #endif
@@ -260,23 +271,68 @@ emit_feature(Tokenizer *t, uint64 h)
 		flush_batch(t);
 }
 
+/* the shingles of n tokens ending at tokens[0 .. m - 1] */
+static pg_attribute_always_inline void
+shingle_run(const uint64 *tokens, int m, int n, uint64 *out)
+{
+	int			i;
+
+	for (i = 0; i < m; i++)
+		out[i] = simhash_shingle_hash(tokens + i - (n - 1), n);
+}
+
+/*
+ * Hand the features of the tokens in tok[] to the caller: the tokens
+ * themselves (n = 1) or the shingles that end at them, computed in one loop
+ * (with n known to the compiler for the usual sizes), then keep the last
+ * n - 1 tokens in front of the buffer.
+ */
+static void
+flush_tokens(Tokenizer *t)
+{
+	int			n = t->n;
+	int			m = t->ntok;
+	uint64	   *first = t->tok + SH_TOK_KEEP;
+	int			skip = 0;
+	int			i;
+
+	if (m == 0)
+		return;
+	if (n == 1)
+		t->emit(first, m, t->arg);
+	else
+	{
+		/* the first n - 1 tokens of the text end no shingle */
+		if (t->ntokens < (uint64) (n - 1))
+			skip = (int) Min((uint64) m, (uint64) (n - 1) - t->ntokens);
+		switch (n)
+		{
+			case 2:
+				shingle_run(first + skip, m - skip, 2, t->batch);
+				break;
+			case 3:
+				shingle_run(first + skip, m - skip, 3, t->batch);
+				break;
+			default:
+				shingle_run(first + skip, m - skip, n, t->batch);
+				break;
+		}
+		if (m > skip)
+			t->emit(t->batch, m - skip, t->arg);
+		/* upwards: the source is never below the destination */
+		for (i = 0; i < n - 1; i++)
+			first[i - (n - 1)] = first[m + i - (n - 1)];
+	}
+	t->ntokens += m;
+	t->ntok = 0;
+}
+
 static inline void
 emit_token(Tokenizer *t, uint64 h)
 {
-	int			n = t->n;
-
-	t->ntokens++;
-	if (n == 1)
-	{
-		emit_feature(t, h);
-		return;
-	}
-	t->window[t->wpos] = h;
-	t->window[t->wpos + n] = h;
-	if (++t->wpos == n)
-		t->wpos = 0;
-	if (t->ntokens >= (uint64) n)
-		emit_feature(t, simhash_shingle_hash(t->window + t->wpos, n));
+	t->tok[SH_TOK_KEEP + t->ntok++] = h;
+	if (unlikely(t->ntok == SH_BATCH))
+		flush_tokens(t);
 }
 
 static void
@@ -445,9 +501,15 @@ finish(Tokenizer *t)
 	{
 		end_word(t);
 		end_cjk_run(t);
-		/* fewer than n tokens: they are window[0 .. ntokens - 1] */
+		flush_tokens(t);
+		/* fewer than n tokens: they are the last ones kept */
 		if (t->ntokens > 0 && t->ntokens < (uint64) t->n)
-			emit_feature(t, simhash_shingle_hash(t->window, (int) t->ntokens));
+		{
+			uint64		h = simhash_shingle_hash(t->tok + SH_TOK_KEEP - t->ntokens,
+											 (int) t->ntokens);
+
+			t->emit(&h, 1, t->arg);
+		}
 	}
 	flush_batch(t);
 }
@@ -475,64 +537,157 @@ ascii_pieces(const unsigned char *s, size_t pos, size_t len, uint64 *v)
 }
 
 /*
- * Word features over ASCII from pos up to about stop; returns the new pos.
- * One run of WORD bytes or of separators (or its first 8 bytes) a step.
+ * Whether the character at pos (or the end of the text) lets the character
+ * before it be a normalization piece of its own: ASCII and every INERT code
+ * point do (the general path would find it inert too).
+ */
+static inline bool
+inert_at(const unsigned char *s, size_t pos, size_t len)
+{
+	int			l;
+
+	if (pos >= len || s[pos] < 0x80)
+		return true;
+	l = utf8_length(s[pos]);
+	return (char_props(utf8_decode(s + pos, l)) & SH_UC_INERT) != 0;
+}
+
+/*
+ * For eight ASCII bytes (byte i in bits 8i..8i+7): bit i set when byte i is
+ * a WORD byte.  The multiplication gathers the high bits of the eight bytes
+ * into the top byte (no two partial products meet, so nothing carries).
+ */
+static inline uint32
+ascii_word_mask8(uint64 v)
+{
+	return (uint32) (((ascii_word_bits(v) >> 7) * UINT64CONST(0x0102040810204080)) >> 56);
+}
+
+/*
+ * The positions of the set bits of x, plus base, appended to out (x's bits
+ * are taken lowest first, each step independent of the position found).
+ */
+static inline int
+bit_positions(uint64 x, int base, uint16 *out, int k)
+{
+	while (x)
+	{
+		out[k++] = (uint16) (base + pg_rightmost_one_pos64(x));
+		x &= x - 1;
+	}
+	return k;
+}
+
+/* append ASCII word bytes to the pending word, splitting it as feed() does */
+static void
+word_append(Tokenizer *t, const unsigned char *bytes, int n)
+{
+	while (n > 0)
+	{
+		int			k;
+
+		if (t->wordchars == SH_MAX_WORD_CHARS)
+			end_word(t);
+		k = Min(n, SH_MAX_WORD_CHARS - t->wordchars);
+		memcpy(t->word + t->wordlen, bytes, k);
+		t->wordlen += k;
+		t->wordchars += k;
+		bytes += k;
+		n -= k;
+	}
+}
+
+/*
+ * Word features over up to SH_ASCII_BLOCK bytes of ASCII from pos on, each
+ * a normalization piece of its own; returns the new pos.  In one pass the
+ * bytes are lower-cased into t->low and their WORD bits gathered into
+ * masks; then each word is found by two bit scans and hashed where it lies
+ * in t->low.  A word touching either end of the block continues or starts
+ * the pending word of t->word, as the general path would build it.
  */
 static size_t
-ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
+ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 {
-	while (pos < stop)
+	uint64		masks[SH_ASCII_BLOCK / 64 + 1];
+	size_t		avail = Min(len - pos, SH_ASCII_BLOCK);
+	size_t		n;
+	size_t		i;
+	int			k,
+				nwords,
+				nends;
+	uint64		prev;
+
+	memset(masks, 0, sizeof(masks));
+	for (n = 0; n < avail; n += 8)
 	{
-		uint64		v;
-		int			usable = ascii_pieces(s, pos, len, &v);
-		uint64		words;
-		int			run;
+		uint64		v = load_le64(s + pos + n, len - pos - n);
+		uint64		high = v & SH_HIGH_BITS;
 
-		if (usable <= 0)
+		if (high)
+			v &= ~(~UINT64CONST(0) << (8 * first_byte(high)));
+		store_le64(t->low + n, v | SH_BYTES(0x20));
+		masks[n >> 6] |= (uint64) ascii_word_mask8(v) << (n & 63);
+		if (high)
+		{
+			n += first_byte(high);
 			break;
-		words = ascii_word_bits(v);
-		if (words & 0x80)
-		{
-			/* a run of WORD bytes, lower-cased (letters and digits) */
-			uint64		ends = ~words & SH_HIGH_BITS;
-			uint64		lower = v | SH_BYTES(0x20);
-
-			run = ends ? first_byte(ends) : 8;
-			run = Min(run, usable);
-			if (t->cjk_run > 0)
-				end_cjk_run(t);
-			if (unlikely(t->wordchars + run > SH_MAX_WORD_CHARS))
-			{
-				if (t->wordchars == SH_MAX_WORD_CHARS)
-					end_word(t);
-				run = Min(run, SH_MAX_WORD_CHARS - t->wordchars);
-			}
-			store_le64(t->word + t->wordlen, lower);
-			t->wordlen += run;
-			t->wordchars += run;
 		}
-		else
-		{
-			/* a run of SPACE and OTHER bytes */
-			run = words ? first_byte(words) : 8;
-			run = Min(run, usable);
-			if (t->wordlen > 0)
-				end_word(t);
-			if (t->cjk_run > 0)
-			{
-				int			i;
-
-				for (i = 0; i < run; i++)
-					if ((sh_uc_stage2[0][s[pos + i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
-					{
-						end_cjk_run(t);
-						break;
-					}
-			}
-		}
-		pos += run;
 	}
-	return pos;
+	n = Min(n, avail);
+	/* the last byte stays when what follows may combine with it */
+	if (!inert_at(s, pos + n, len))
+		n--;
+	if (n == 0)
+		return pos;
+	/* no bits at or beyond n */
+	masks[n >> 6] &= ~(~UINT64CONST(0) << (n & 63));
+	for (i = (n >> 6) + 1; i < lengthof(masks); i++)
+		masks[i] = 0;
+
+	/* a CJK run ends at the first byte that is not white space */
+	if (t->cjk_run > 0)
+		for (i = 0; i < n; i++)
+			if ((sh_uc_stage2[0][s[pos + i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
+			{
+				end_cjk_run(t);
+				break;
+			}
+	/* a pending word ends unless the block starts with a word byte */
+	if (t->wordlen > 0 && !(masks[0] & 1))
+		end_word(t);
+
+	/* where words start (a WORD byte after another byte) and end */
+	nwords = 0;
+	nends = 0;
+	prev = 0;
+	for (i = 0; i <= n >> 6; i++)
+	{
+		uint64		m = masks[i];
+		uint64		before = (m << 1) | (prev >> 63);
+
+		nwords = bit_positions(m & ~before, (int) i << 6, t->starts, nwords);
+		nends = bit_positions(~m & before, (int) i << 6, t->ends, nends);
+		prev = m;
+	}
+	Assert(nwords == nends);
+	for (k = 0; k < nwords; k++)
+	{
+		size_t		start = t->starts[k];
+		size_t		wlen = t->ends[k] - start;
+		const unsigned char *w = t->low + start;
+
+		if (unlikely(start == 0 && t->wordlen > 0) || start + wlen == n)
+		{
+			word_append(t, w, (int) wlen);
+			if (start + wlen < n)
+				end_word(t);
+			continue;
+		}
+		for (; wlen > SH_MAX_WORD_CHARS; wlen -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
+			emit_token(t, simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS));
+		emit_token(t, simhash_feature_hash((const char *) w, wlen));
+	}
+	return pos + n;
 }
 
 /* character features over ASCII from pos up to about stop */
@@ -812,7 +967,7 @@ simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind, in
 		if (kind != SIMHASH_FEATURE_WORDS && kind != SIMHASH_FEATURE_CHARS)
 			p = pos;			/* unit and letter features: the general path only */
 		else if (s[pos] < 0x80)
-			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, stop, len)
+			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, len)
 				: ascii_chars(&t, s, pos, stop, len);
 		else if ((s[pos] & 0xF0) == 0xE0)
 			p = cjk_run(&t, s, pos, stop, len);
