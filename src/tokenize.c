@@ -549,7 +549,9 @@ inert_at(const unsigned char *s, size_t pos, size_t len)
 	if (pos >= len || s[pos] < 0x80)
 		return true;
 	l = utf8_length(s[pos]);
-	return (char_props(utf8_decode(s + pos, l)) & SH_UC_INERT) != 0;
+	/* decode_char() maps the last two to inert characters */
+	return (char_props(utf8_decode(s + pos, l)) &
+			(SH_UC_INERT | SH_UC_MAPS_INERT | SH_UC_UNASSIGNED)) != 0;
 }
 
 /*
@@ -617,11 +619,13 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 				nends;
 	uint64		prev;
 
-	memset(masks, 0, sizeof(masks));
 	for (n = 0; n < avail; n += 8)
 	{
 		uint64		v = load_le64(s + pos + n, len - pos - n);
 		uint64		high = v & SH_HIGH_BITS;
+
+		if ((n & 63) == 0)
+			masks[n >> 6] = 0;
 
 		if (high)
 			v &= ~(~UINT64CONST(0) << (8 * first_byte(high)));
@@ -639,10 +643,11 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		n--;
 	if (n == 0)
 		return pos;
-	/* no bits at or beyond n */
-	masks[n >> 6] &= ~(~UINT64CONST(0) << (n & 63));
-	for (i = (n >> 6) + 1; i < lengthof(masks); i++)
-		masks[i] = 0;
+	/* no bits at or beyond n (masks[n >> 6] is unset when n % 64 == 0) */
+	if ((n & 63) == 0)
+		masks[n >> 6] = 0;
+	else
+		masks[n >> 6] &= ~(~UINT64CONST(0) << (n & 63));
 
 	/* a CJK run ends at the first byte that is not white space */
 	if (t->cjk_run > 0)
@@ -737,66 +742,118 @@ decode3(const unsigned char *p)
 	return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
 }
 
+/* character features over such CJK characters from pos up to about stop */
 static size_t
-cjk_run(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
+cjk_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
 {
-	pg_wchar	cp;
-	uint8		props;
-
-	if (pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
-		return pos;
-	cp = decode3(s + pos);
-	props = char_props(cp);
-	while ((props & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+	while (pos + 3 <= len && pos < stop && (s[pos] & 0xF0) == 0xE0 &&
+		   (char_props(decode3(s + pos)) & SH_CJK_FAST_MASK) == SH_CJK_FAST &&
+		   inert_at(s, pos + 3, len))
 	{
-		pg_wchar	nxt;
-		uint8		nxt_props;
+		if (t->gap && t->nchars > 0 && !t->last_cjk)
+			push_char_bytes(t, (const unsigned char *) " ", 1);
+		push_char_bytes(t, s + pos, 3);
+		t->gap = false;
+		t->last_cjk = true;
+		pos += 3;
+	}
+	return pos;
+}
 
-		nxt = decode3(s + pos + 3);
-		nxt_props = char_props(nxt);
-		if (!(nxt_props & SH_UC_INERT))
-			break;
-		/* cp is a piece of its own: feed it */
-		if (t->kind == SIMHASH_FEATURE_CHARS)
+/*
+ * Word features of the run of such CJK characters at s[pos .. end): one
+ * bigram token for each two adjacent ones (the first with the last character
+ * of the run so far), hashed straight from the text in one loop.
+ */
+static void
+cjk_bigrams(Tokenizer *t, const unsigned char *s, size_t pos, size_t end)
+{
+	size_t		c = pos + 3;
+
+	if (t->wordlen > 0)
+		end_word(t);
+	if (t->cjk_run > 0)
+	{
+		if (t->cjk_prev_end == pos)
+			emit_token(t, simhash_hash_4to8(s + pos - 3, 6));
+		else
 		{
-			if (t->gap && t->nchars > 0 && !t->last_cjk)
-				push_char_bytes(t, (const unsigned char *) " ", 1);
-			push_char_bytes(t, s + pos, 3);
-			t->gap = false;
-			t->last_cjk = true;
-			pos += 3;
-			if (pos >= stop || pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
+			unsigned char buf[8];
+			int			l = utf8_encode(t->cjk_prev, buf);
+
+			memcpy(buf + l, s + pos, 3);
+			emit_token(t, simhash_feature_hash((const char *) buf, l + 3));
+		}
+	}
+	while (c < end)
+	{
+		uint64	   *out = t->tok + SH_TOK_KEEP + t->ntok;
+		int			k,
+					m = (int) Min((end - c) / 3, (size_t) (SH_BATCH - t->ntok));
+
+		for (k = 0; k < m; k++)
+			out[k] = simhash_hash_4to8(s + c - 3 + 3 * k, 6);
+		c += 3 * m;
+		t->ntok += m;
+		if (t->ntok == SH_BATCH)
+			flush_tokens(t);
+	}
+	t->cjk_prev = decode3(s + end - 3);
+	t->cjk_run += (int) ((end - pos) / 3);
+	t->cjk_prev_end = end;
+}
+
+/*
+ * Word features over non-ASCII characters from pos on (about SH_ASCII_BLOCK
+ * bytes at most), each a normalization piece of its own, that is inert (or
+ * mapped by NFKC to one inert character) and followed by an inert one:
+ * feed() takes it as the general path would.  Runs of CJK characters that
+ * normalization and lower-casing leave alone go to cjk_bigrams().  Returns
+ * the new pos; the general path takes over at the first other character.
+ */
+static size_t
+nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
+{
+	size_t		limit = Min(len, pos + SH_ASCII_BLOCK);
+
+	while (pos < limit && s[pos] >= 0x80)
+	{
+		int			l = utf8_length(s[pos]);
+		pg_wchar	cp = utf8_decode(s + pos, l);
+		uint8		props = char_props(cp);
+		size_t		next = pos + l;
+
+		if (l == 3 && (props & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+		{
+			size_t		end = next;
+
+			while (end + 3 <= limit && (s[end] & 0xF0) == 0xE0 &&
+				   (char_props(decode3(s + end)) & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+				end += 3;
+			if (!inert_at(s, end, len))
+				end -= 3;
+			if (end > pos)
+				cjk_bigrams(t, s, pos, end);
+			if (end < next)
 				break;
-			cp = nxt;
-			props = nxt_props;
+			pos = end;
 			continue;
 		}
-		if (t->wordlen > 0)
-			end_word(t);
-		if (t->cjk_run > 0)
-		{
-			uint64		h;
-
-			if (t->cjk_prev_end == pos)
-				h = simhash_hash_4to8(s + pos - 3, 6);
-			else
-			{
-				unsigned char buf[8];
-				int			l = utf8_encode(t->cjk_prev, buf);
-
-				memcpy(buf + l, s + pos, 3);
-				h = simhash_feature_hash((const char *) buf, l + 3);
-			}
-			emit_token(t, h);
-		}
-		t->cjk_prev = cp;
-		t->cjk_run++;
-		pos += 3;
-		t->cjk_prev_end = pos;
-		if (pos >= stop || pos + 6 > len || (s[pos + 3] & 0xF0) != 0xE0)
+		if (!inert_at(s, next, len))
 			break;
-		cp = nxt;
-		props = nxt_props;
+		if (props & SH_UC_INERT)
+			feed(t, cp, props);
+		else if (props & SH_UC_MAPS_INERT)
+		{
+			/* the full-width forms of ASCII map to ASCII */
+			pg_wchar	m = cp >= 0xFF01 && cp <= 0xFF5E ? cp - 0xFEE0 :
+				map_lookup(sh_uc_nfkc_map, lengthof(sh_uc_nfkc_map), cp);
+
+			feed(t, m, char_props(m));
+		}
+		else
+			break;
+		pos = next;
 	}
 	return pos;
 }
@@ -969,8 +1026,10 @@ simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind, in
 		else if (s[pos] < 0x80)
 			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, len)
 				: ascii_chars(&t, s, pos, stop, len);
+		else if (kind == SIMHASH_FEATURE_WORDS)
+			p = nonascii_words(&t, s, pos, len);
 		else if ((s[pos] & 0xF0) == 0xE0)
-			p = cjk_run(&t, s, pos, stop, len);
+			p = cjk_chars(&t, s, pos, stop, len);
 		else
 			p = pos;
 		pos = p != pos ? p : general_piece(&t, s, pos, len);
