@@ -38,16 +38,30 @@ simhash_feature_hash(const char *bytes, size_t len)
 	return XXH3_64bits_withSeed(bytes, len, SIMHASH_SEED);
 }
 
-/* the same hash for 4 to 8 bytes (a CJK bigram) */
-static pg_attribute_always_inline uint64
-simhash_hash_4to8(const unsigned char *bytes, size_t len)
-{
+/*
+ * The same hash for inputs whose length class is known (1 to 3, 4 to 8, 9
+ * to 16 bytes), without XXH3's branches on the length: a caller that sorts
+ * its inputs by class (or knows it: a CJK bigram is 6 bytes) hashes them in
+ * loops without unpredictable branches.
+ */
 #if XXH_VERSION_NUMBER >= 800 && XXH_VERSION_NUMBER < 900
-	return XXH3_len_4to8_64b(bytes, len, XXH3_kSecret, SIMHASH_SEED);
-#else
-	return simhash_feature_hash((const char *) bytes, len);
-#endif
+#define SIMHASH_HASH_CLASS(name, xxh) \
+static pg_attribute_always_inline uint64 \
+name(const unsigned char *bytes, size_t len) \
+{ \
+	return xxh(bytes, len, XXH3_kSecret, SIMHASH_SEED); \
 }
+#else
+#define SIMHASH_HASH_CLASS(name, xxh) \
+static pg_attribute_always_inline uint64 \
+name(const unsigned char *bytes, size_t len) \
+{ \
+	return simhash_feature_hash((const char *) bytes, len); \
+}
+#endif
+SIMHASH_HASH_CLASS(simhash_hash_1to3, XXH3_len_1to3_64b)
+SIMHASH_HASH_CLASS(simhash_hash_4to8, XXH3_len_4to8_64b)
+SIMHASH_HASH_CLASS(simhash_hash_9to16, XXH3_len_9to16_64b)
 
 static pg_attribute_always_inline uint64
 simhash_shingle_hash(const uint64 *hashes, int n)

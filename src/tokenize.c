@@ -118,6 +118,12 @@ typedef struct Tokenizer
 	/* ASCII words: where the words of the block start and end */
 	uint16		starts[SH_ASCII_BLOCK / 2 + 1];
 	uint16		ends[SH_ASCII_BLOCK / 2 + 1];
+	/* ASCII words: the block's tokens, their hashes, and their numbers by
+	 * length class (1-3, 4-8, 9-16, longer) */
+	uint16		tokstart[SH_ASCII_BLOCK / 2 + 1];
+	uint16		toklen[SH_ASCII_BLOCK / 2 + 1];
+	uint64		tokhash[SH_ASCII_BLOCK / 2 + 1];
+	uint16		bycls[4][SH_ASCII_BLOCK / 2 + 1];
 	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
 	unsigned char gram[SH_GRAM_BUF];
 } Tokenizer;
@@ -333,6 +339,23 @@ emit_token(Tokenizer *t, uint64 h)
 	t->tok[SH_TOK_KEEP + t->ntok++] = h;
 	if (unlikely(t->ntok == SH_BATCH))
 		flush_tokens(t);
+}
+
+/* emit_token() for each of h[0 .. n - 1] */
+static void
+emit_tokens(Tokenizer *t, const uint64 *h, int n)
+{
+	while (n > 0)
+	{
+		int			m = Min(n, SH_BATCH - t->ntok);
+
+		memcpy(t->tok + SH_TOK_KEEP + t->ntok, h, m * sizeof(uint64));
+		t->ntok += m;
+		h += m;
+		n -= m;
+		if (t->ntok == SH_BATCH)
+			flush_tokens(t);
+	}
 }
 
 static void
@@ -599,6 +622,15 @@ word_append(Tokenizer *t, const unsigned char *bytes, int n)
 	}
 }
 
+/* hash the tokens of length class c of ascii_words() with f */
+#define HASH_CLASS(c, f) \
+	for (i = 0; i < (size_t) ncls[c]; i++) \
+	{ \
+		int			j = t->bycls[c][i]; \
+		\
+		t->tokhash[j] = f(t->low + t->tokstart[j], t->toklen[j]); \
+	}
+
 /*
  * Word features over up to SH_ASCII_BLOCK bytes of ASCII from pos on, each
  * a normalization piece of its own; returns the new pos.  In one pass the
@@ -616,7 +648,13 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 	size_t		i;
 	int			k,
 				nwords,
-				nends;
+				nends,
+				ntoks,
+				c0,
+				c1,
+				c2,
+				c3;
+	int			ncls[4];
 	uint64		prev;
 
 	for (n = 0; n < avail; n += 8)
@@ -675,23 +713,64 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		prev = m;
 	}
 	Assert(nwords == nends);
+
+	/*
+	 * The block's tokens: each word, split every SH_MAX_WORD_CHARS bytes,
+	 * except one that continues the pending word and one that reaches the
+	 * end of the block (it may go on).  They are listed by length class
+	 * (without a branch), hashed class by class, then emitted in order.
+	 */
+	ntoks = c0 = c1 = c2 = c3 = 0;
 	for (k = 0; k < nwords; k++)
 	{
-		size_t		start = t->starts[k];
-		size_t		wlen = t->ends[k] - start;
-		const unsigned char *w = t->low + start;
+		int			start = t->starts[k];
+		int			wlen = t->ends[k] - start;
 
-		if (unlikely(start == 0 && t->wordlen > 0) || start + wlen == n)
+		if (unlikely(start == 0 && t->wordlen > 0))
 		{
-			word_append(t, w, (int) wlen);
-			if (start + wlen < n)
+			word_append(t, t->low, wlen);
+			if ((size_t) wlen < n)
 				end_word(t);
 			continue;
 		}
-		for (; wlen > SH_MAX_WORD_CHARS; wlen -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
-			emit_token(t, simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS));
-		emit_token(t, simhash_feature_hash((const char *) w, wlen));
+		if ((size_t) (start + wlen) == n)
+			break;				/* the last word, kept for after the others */
+		for (;;)
+		{
+			int			l = Min(wlen, SH_MAX_WORD_CHARS);
+			int			cls = (l > 3) + (l > 8) + (l > 16);
+
+			/* written to every list, counted in one: no branch, no load */
+			t->tokstart[ntoks] = (uint16) start;
+			t->toklen[ntoks] = (uint16) l;
+			t->bycls[0][c0] = t->bycls[1][c1] = t->bycls[2][c2] = t->bycls[3][c3] = (uint16) ntoks;
+			c0 += cls == 0;
+			c1 += cls == 1;
+			c2 += cls == 2;
+			c3 += cls == 3;
+			ntoks++;
+			if (likely(wlen == l))
+				break;
+			start += l;
+			wlen -= l;
+		}
 	}
+	ncls[0] = c0;
+	ncls[1] = c1;
+	ncls[2] = c2;
+	ncls[3] = c3;
+	HASH_CLASS(0, simhash_hash_1to3);
+	HASH_CLASS(1, simhash_hash_4to8);
+	HASH_CLASS(2, simhash_hash_9to16);
+	for (i = 0; i < (size_t) ncls[3]; i++)
+	{
+		int			j = t->bycls[3][i];
+
+		t->tokhash[j] = simhash_feature_hash((const char *) t->low + t->tokstart[j], t->toklen[j]);
+	}
+	emit_tokens(t, t->tokhash, ntoks);
+	if (k < nwords)
+		word_append(t, t->low + t->starts[k], t->ends[k] - t->starts[k]);
 	return pos + n;
 }
 
