@@ -348,8 +348,11 @@ emit_tokens(Tokenizer *t, const uint64 *h, int n)
 	while (n > 0)
 	{
 		int			m = Min(n, SH_BATCH - t->ntok);
+		uint64	   *out = t->tok + SH_TOK_KEEP + t->ntok;
+		int			i;
 
-		memcpy(t->tok + SH_TOK_KEEP + t->ntok, h, m * sizeof(uint64));
+		for (i = 0; i < m; i++)
+			out[i] = h[i];
 		t->ntok += m;
 		h += m;
 		n -= m;
@@ -568,13 +571,15 @@ static inline bool
 inert_at(const unsigned char *s, size_t pos, size_t len)
 {
 	int			l;
+	pg_wchar	cp;
 
 	if (pos >= len || s[pos] < 0x80)
 		return true;
 	l = utf8_length(s[pos]);
+	cp = utf8_decode(s + pos, l);
 	/* decode_char() maps the last two to inert characters */
-	return (char_props(utf8_decode(s + pos, l)) &
-			(SH_UC_INERT | SH_UC_MAPS_INERT | SH_UC_UNASSIGNED)) != 0;
+	return cp - SH_UC_HAN_FIRST <= SH_UC_HAN_LAST - SH_UC_HAN_FIRST ||
+		(char_props(cp) & (SH_UC_INERT | SH_UC_MAPS_INERT | SH_UC_UNASSIGNED)) != 0;
 }
 
 /*
@@ -821,13 +826,22 @@ decode3(const unsigned char *p)
 	return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
 }
 
+/* whether the three-byte character at p is one of them (Han: no lookup) */
+static inline bool
+fast_cjk3(const unsigned char *p)
+{
+	pg_wchar	cp = decode3(p);
+
+	return cp - SH_UC_HAN_FIRST <= SH_UC_HAN_LAST - SH_UC_HAN_FIRST ||
+		(char_props(cp) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
+}
+
 /* character features over such CJK characters from pos up to about stop */
 static size_t
 cjk_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
 {
 	while (pos + 3 <= len && pos < stop && (s[pos] & 0xF0) == 0xE0 &&
-		   (char_props(decode3(s + pos)) & SH_CJK_FAST_MASK) == SH_CJK_FAST &&
-		   inert_at(s, pos + 3, len))
+		   fast_cjk3(s + pos) && inert_at(s, pos + 3, len))
 	{
 		if (t->gap && t->nchars > 0 && !t->last_cjk)
 			push_char_bytes(t, (const unsigned char *) " ", 1);
@@ -906,8 +920,7 @@ nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		{
 			size_t		end = next;
 
-			while (end + 3 <= limit && (s[end] & 0xF0) == 0xE0 &&
-				   (char_props(decode3(s + end)) & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+			while (end + 3 <= limit && (s[end] & 0xF0) == 0xE0 && fast_cjk3(s + end))
 				end += 3;
 			if (!inert_at(s, end, len))
 				end -= 3;

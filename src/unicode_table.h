@@ -13,6 +13,10 @@
 #define SH_UC_MAPS_INERT 16
 #define SH_UC_HAS_LOWER 32
 
+/* every code point of this range has the properties SH_UC_CJK | SH_UC_INERT */
+#define SH_UC_HAN_FIRST 0x4E00
+#define SH_UC_HAN_LAST 0x9FFF
+
 static const uint16 sh_uc_stage1[4352] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
 	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
