@@ -63,6 +63,13 @@ SIMHASH_HASH_CLASS(simhash_hash_1to3, XXH3_len_1to3_64b)
 SIMHASH_HASH_CLASS(simhash_hash_4to8, XXH3_len_4to8_64b)
 SIMHASH_HASH_CLASS(simhash_hash_9to16, XXH3_len_9to16_64b)
 
+/* simhash_feature_hash() of unsigned bytes */
+static pg_attribute_always_inline uint64
+simhash_feature_hash_bytes(const unsigned char *bytes, size_t len)
+{
+	return simhash_feature_hash((const char *) bytes, len);
+}
+
 static pg_attribute_always_inline uint64
 simhash_shingle_hash(const uint64 *hashes, int n)
 {

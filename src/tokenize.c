@@ -120,12 +120,10 @@ typedef struct Tokenizer
 	/* ASCII words: the block lower-cased (and 8 bytes of slack) */
 	unsigned char low[SH_ASCII_BLOCK + 8];
 	/* ASCII words: where the words of the block start and end */
-	uint16		starts[SH_ASCII_BLOCK / 2 + 1];
-	uint16		ends[SH_ASCII_BLOCK / 2 + 1];
-	/* ASCII words: the block's tokens, their hashes, and their numbers by
-	 * length class (1-3, 4-8, 9-16, longer) */
-	uint16		tokstart[SH_ASCII_BLOCK / 2 + 1];
-	uint16		toklen[SH_ASCII_BLOCK / 2 + 1];
+	uint16		starts[SH_ASCII_BLOCK / 2 + 1 + 8];
+	uint16		ends[SH_ASCII_BLOCK / 2 + 1 + 8];
+	/* ASCII words: their hashes, and their numbers by length class (1-3,
+	 * 4-8, 9-16, longer) */
 	uint64		tokhash[SH_ASCII_BLOCK / 2 + 1];
 	uint16		bycls[4][SH_ASCII_BLOCK / 2 + 1];
 	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
@@ -598,18 +596,26 @@ ascii_word_mask8(uint64 v)
 }
 
 /*
- * The positions of the set bits of x, plus base, appended to out (x's bits
- * are taken lowest first, each step independent of the position found).
+ * The positions of the set bits of x, plus base, written to out from k on;
+ * returns k plus their number.  Eight are written whatever their number
+ * (out has room for them): no branch for the usual word of a few words.
  */
 static inline int
 bit_positions(uint64 x, int base, uint16 *out, int k)
 {
-	while (x)
+	int			count = 0;
+	int			i;
+
+	for (i = 0; i < 8; i++)
 	{
-		out[k++] = (uint16) (base + pg_rightmost_one_pos64(x));
+		/* a position written for no bit is junk, overwritten later */
+		out[k + i] = (uint16) (base + pg_rightmost_one_pos64(x | (UINT64CONST(1) << 63)));
+		count += x != 0;
 		x &= x - 1;
 	}
-	return k;
+	for (; x; x &= x - 1)
+		out[k + count++] = (uint16) (base + pg_rightmost_one_pos64(x));
+	return k + count;
 }
 
 /* append ASCII word bytes to the pending word, splitting it as feed() does */
@@ -631,13 +637,13 @@ word_append(Tokenizer *t, const unsigned char *bytes, int n)
 	}
 }
 
-/* hash the tokens of length class c of ascii_words() with f */
-#define HASH_CLASS(c, f) \
-	for (i = 0; i < (size_t) ncls[c]; i++) \
+/* hash the ncls words of length class c of ascii_words() with f */
+#define HASH_CLASS(c, ncls, f) \
+	for (i = 0; i < (size_t) (ncls); i++) \
 	{ \
 		int			j = t->bycls[c][i]; \
 		\
-		t->tokhash[j] = f(t->low + t->tokstart[j], t->toklen[j]); \
+		t->tokhash[j] = f(t->low + t->starts[j], t->ends[j] - t->starts[j]); \
 	}
 
 /*
@@ -658,12 +664,13 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 	int			k,
 				nwords,
 				nends,
-				ntoks,
+				first,
+				last,
 				c0,
 				c1,
 				c2,
-				c3;
-	int			ncls[4];
+				c3,
+				longest;
 	uint64		prev;
 
 	n = 0;
@@ -755,62 +762,60 @@ scanned:
 	Assert(nwords == nends);
 
 	/*
-	 * The block's tokens: each word, split every SH_MAX_WORD_CHARS bytes,
-	 * except one that continues the pending word and one that reaches the
-	 * end of the block (it may go on).  They are listed by length class
-	 * (without a branch), hashed class by class, then emitted in order.
+	 * The block's tokens are its words, except one that continues the
+	 * pending word and one that reaches the end of the block (it may go on).
+	 * Their numbers are listed by length class (without a branch), they are
+	 * hashed class by class, then emitted in order.
 	 */
-	ntoks = c0 = c1 = c2 = c3 = 0;
-	for (k = 0; k < nwords; k++)
+	first = 0;
+	last = nwords;
+	if (nwords > 0 && t->starts[0] == 0 && t->wordlen > 0)
 	{
-		int			start = t->starts[k];
-		int			wlen = t->ends[k] - start;
+		word_append(t, t->low, t->ends[0]);
+		if (t->ends[0] < n)
+			end_word(t);
+		first = 1;
+	}
+	if (last > first && t->ends[last - 1] == n)
+		last--;
+	c0 = c1 = c2 = c3 = 0;
+	longest = 0;
+	for (k = first; k < last; k++)
+	{
+		int			l = t->ends[k] - t->starts[k];
+		int			cls = (l > 3) + (l > 8) + (l > 16);
 
-		if (unlikely(start == 0 && t->wordlen > 0))
+		/* written to every list, counted in one: no branch, no load */
+		t->bycls[0][c0] = t->bycls[1][c1] = t->bycls[2][c2] = t->bycls[3][c3] = (uint16) k;
+		c0 += cls == 0;
+		c1 += cls == 1;
+		c2 += cls == 2;
+		c3 += cls == 3;
+		longest |= l;
+	}
+	if (likely(longest <= SH_MAX_WORD_CHARS))
+	{
+		HASH_CLASS(0, c0, simhash_hash_1to3);
+		HASH_CLASS(1, c1, simhash_hash_4to8);
+		HASH_CLASS(2, c2, simhash_hash_9to16);
+		HASH_CLASS(3, c3, simhash_feature_hash_bytes);
+		emit_tokens(t, t->tokhash + first, last - first);
+	}
+	else
+	{
+		/* a word of more than SH_MAX_WORD_CHARS is more than one token */
+		for (k = first; k < last; k++)
 		{
-			word_append(t, t->low, wlen);
-			if ((size_t) wlen < n)
-				end_word(t);
-			continue;
-		}
-		if ((size_t) (start + wlen) == n)
-			break;				/* the last word, kept for after the others */
-		for (;;)
-		{
-			int			l = Min(wlen, SH_MAX_WORD_CHARS);
-			int			cls = (l > 3) + (l > 8) + (l > 16);
+			const unsigned char *w = t->low + t->starts[k];
+			int			l = t->ends[k] - t->starts[k];
 
-			/* written to every list, counted in one: no branch, no load */
-			t->tokstart[ntoks] = (uint16) start;
-			t->toklen[ntoks] = (uint16) l;
-			t->bycls[0][c0] = t->bycls[1][c1] = t->bycls[2][c2] = t->bycls[3][c3] = (uint16) ntoks;
-			c0 += cls == 0;
-			c1 += cls == 1;
-			c2 += cls == 2;
-			c3 += cls == 3;
-			ntoks++;
-			if (likely(wlen == l))
-				break;
-			start += l;
-			wlen -= l;
+			for (; l > SH_MAX_WORD_CHARS; l -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
+				emit_token(t, simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS));
+			emit_token(t, simhash_feature_hash((const char *) w, l));
 		}
 	}
-	ncls[0] = c0;
-	ncls[1] = c1;
-	ncls[2] = c2;
-	ncls[3] = c3;
-	HASH_CLASS(0, simhash_hash_1to3);
-	HASH_CLASS(1, simhash_hash_4to8);
-	HASH_CLASS(2, simhash_hash_9to16);
-	for (i = 0; i < (size_t) ncls[3]; i++)
-	{
-		int			j = t->bycls[3][i];
-
-		t->tokhash[j] = simhash_feature_hash((const char *) t->low + t->tokstart[j], t->toklen[j]);
-	}
-	emit_tokens(t, t->tokhash, ntoks);
-	if (k < nwords)
-		word_append(t, t->low + t->starts[k], t->ends[k] - t->starts[k]);
+	if (last < nwords)
+		word_append(t, t->low + t->starts[last], t->ends[last] - t->starts[last]);
 	return pos + n;
 }
 
