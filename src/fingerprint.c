@@ -522,26 +522,36 @@ sink_finish(FeatureSink *sink)
 		simhash_acc_add_units(&sink->acc, tab->hashes, (int) tab->used);
 	else
 	{
-		/* weight 1 (one occurrence) in batches, the others one by one */
+		/*
+		 * Weight 1 (one occurrence) in batches, the others one by one; each
+		 * entry is written to both lists and counted in one (no branch).
+		 */
 		uint64		ones[256];
-		int			nones = 0;
-		Size		e;
+		Size		others[256];
+		Size		from;
 
-		for (e = 0; e < tab->used; e++)
+		for (from = 0; from < tab->used; from += lengthof(ones))
 		{
-			if (tab->counts[e] == 1)
+			Size		to = Min(tab->used, from + lengthof(ones));
+			Size		e;
+			int			nones = 0,
+						nothers = 0,
+						i;
+
+			for (e = from; e < to; e++)
 			{
-				ones[nones++] = tab->hashes[e];
-				if (nones == lengthof(ones))
-				{
-					simhash_acc_add_units(&sink->acc, ones, nones);
-					nones = 0;
-				}
+				uint32		count = tab->counts[e];
+
+				ones[nones] = tab->hashes[e];
+				others[nothers] = e;
+				nones += count == 1;
+				nothers += count != 1;
 			}
-			else
-				simhash_acc_add_times(&sink->acc, tab->hashes[e], sink_weight(sink, tab->counts[e]));
+			simhash_acc_add_units(&sink->acc, ones, nones);
+			for (i = 0; i < nothers; i++)
+				simhash_acc_add_times(&sink->acc, tab->hashes[others[i]],
+									  sink_weight(sink, tab->counts[others[i]]));
 		}
-		simhash_acc_add_units(&sink->acc, ones, nones);
 	}
 	return simhash_acc_finish(&sink->acc);
 }
