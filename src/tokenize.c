@@ -618,6 +618,18 @@ bit_positions(uint64 x, int base, uint16 *out, int k)
 	return k + count;
 }
 
+/* whether the n ASCII bytes at b are all white space */
+static inline bool
+ascii_all_space(const unsigned char *b, size_t n)
+{
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		if ((sh_uc_stage2[0][b[i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
+			return false;
+	return true;
+}
+
 /* append ASCII word bytes to the pending word, splitting it as feed() does */
 static void
 word_append(Tokenizer *t, const unsigned char *bytes, int n)
@@ -672,6 +684,30 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 				c3,
 				longest;
 	uint64		prev;
+
+	/*
+	 * A short run of separators (white space, punctuation between CJK
+	 * text): no word to find.
+	 */
+	if (avail > 8)
+	{
+		uint64		v = load_le64(s + pos, 8);
+		uint64		high = v & SH_HIGH_BITS;
+
+		if (high && (n = first_byte(high)) > 0 &&
+			(ascii_word_bits(v) & ~(~UINT64CONST(0) << (8 * n))) == 0)
+		{
+			if (!inert_at(s, pos + n, len))
+				n--;
+			if (n == 0)
+				return pos;
+			if (t->wordlen > 0)
+				end_word(t);
+			if (t->cjk_run > 0 && !ascii_all_space(s + pos, n))
+				end_cjk_run(t);
+			return pos + n;
+		}
+	}
 
 	n = 0;
 #ifdef __SSE2__
@@ -735,13 +771,8 @@ scanned:
 		masks[n >> 6] &= ~(~UINT64CONST(0) << (n & 63));
 
 	/* a CJK run ends at the first byte that is not white space */
-	if (t->cjk_run > 0)
-		for (i = 0; i < n; i++)
-			if ((sh_uc_stage2[0][s[pos + i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
-			{
-				end_cjk_run(t);
-				break;
-			}
+	if (t->cjk_run > 0 && !ascii_all_space(s + pos, n))
+		end_cjk_run(t);
 	/* a pending word ends unless the block starts with a word byte */
 	if (t->wordlen > 0 && !(masks[0] & 1))
 		end_word(t);
