@@ -983,11 +983,11 @@ nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 	while (pos < limit && s[pos] >= 0x80)
 	{
 		int			l = utf8_length(s[pos]);
-		pg_wchar	cp = utf8_decode(s + pos, l);
-		uint8		props = char_props(cp);
 		size_t		next = pos + l;
+		pg_wchar	cp;
+		uint8		props;
 
-		if (l == 3 && (props & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+		if (l == 3 && fast_cjk3(s + pos))
 		{
 			size_t		end = next;
 
@@ -1004,6 +1004,8 @@ nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		}
 		if (!inert_at(s, next, len))
 			break;
+		cp = utf8_decode(s + pos, l);
+		props = char_props(cp);
 		if (props & SH_UC_INERT)
 			feed(t, cp, props);
 		else if (props & SH_UC_MAPS_INERT)
