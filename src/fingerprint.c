@@ -408,7 +408,13 @@ sink_spill(FeatureSink *sink)
 	memset(tab->slots, 0, tab->size * sizeof(uint64));
 }
 
-/* count one occurrence of each hash */
+/*
+ * Count one occurrence of each hash.  The usual cases take no branch: the
+ * hash's slot is empty (a new entry: it is written before the test) or holds
+ * the hash itself; only a slot holding another hash probes further.  The
+ * hashes are taken as many at a time as there is room for new entries; then
+ * the table grows (or spills) and the rest follow.
+ */
 static void
 sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 {
@@ -424,33 +430,33 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 		Size		mask = tab->size - 1;
 		int			shift = tab->shift;
 		Size		used = tab->used;
-		Size		room = tab->size / 2 - used;	/* new entries that fit */
+		int			stop = k + (int) Min(tab->size / 2 - used, (Size) (n - k));
 
-		for (; k < n; k++)
+		for (; k < stop; k++)
 		{
 			uint64		hash = hashes[k];
 			uint64		tag = hash << 32;
 			Size		i = slot_of(hash, shift);
-			uint64		slot;
+			uint64		slot = slots[i];
+			bool		fresh = slot == 0;
+			Size		e = fresh ? used : (uint32) slot - 1;
 
-			while ((slot = slots[i]) != 0)
+			known[used] = hash;
+			counts[used] = 0;
+			if (unlikely(known[e] != hash))
 			{
-				if ((slot & ~UINT64CONST(0xFFFFFFFF)) == tag && known[(uint32) slot - 1] == hash)
-					break;
-				i = (i + 1) & mask;
+				do
+				{
+					i = (i + 1) & mask;
+					slot = slots[i];
+				} while (slot != 0 &&
+						 ((slot & ~UINT64CONST(0xFFFFFFFF)) != tag || known[(uint32) slot - 1] != hash));
+				fresh = slot == 0;
+				e = fresh ? used : (uint32) slot - 1;
 			}
-			if (slot != 0)
-				counts[(uint32) slot - 1]++;
-			else if (room > 0)
-			{
-				known[used] = hash;
-				counts[used] = 1;
-				slots[i] = tag | (used + 1);
-				used++;
-				room--;
-			}
-			else
-				break;			/* full: grow or spill, then this hash again */
+			counts[e]++;
+			slots[i] = fresh ? (tag | (used + 1)) : slot;
+			used += fresh;
 		}
 		tab->used = used;
 		if (k < n)
