@@ -294,7 +294,7 @@ typedef struct FeatureTable
 	uint32	   *counts;
 	Size		size;			/* slots in use, a power of 2 */
 	int			shift;			/* 64 - log2(size) */
-	Size		used;			/* entries, at most size / 2 */
+	Size		used;			/* entries, at most SLOTS_PER_ENTRY-th of size */
 	Size		allocated;		/* slots allocated (entries: half) */
 	Size		max_size;		/* the most slots work_mem allows */
 	MemoryContext mcxt;			/* of the arrays */
@@ -307,6 +307,12 @@ typedef struct FeatureSink
 	FeatureTable *table;
 	Tuplesortstate *spill;		/* counted hashes, once the table overflowed */
 } FeatureSink;
+
+/*
+ * The table holds at most one entry per SLOTS_PER_ENTRY slots: a new hash
+ * finds its first slot taken with a probability below 1 / SLOTS_PER_ENTRY.
+ */
+#define SLOTS_PER_ENTRY	4
 
 static uint64 slot_multiplier;	/* odd; 0 until drawn */
 
@@ -324,7 +330,7 @@ table_set_size(FeatureTable *tab, Size size)
 	memset(tab->slots, 0, size * sizeof(uint64));
 }
 
-/* an empty table of at least 2 * expected_features slots (within work_mem) */
+/* an empty table with room for expected_features entries (within work_mem) */
 static void
 table_reset(FeatureTable *tab, Size expected_features)
 {
@@ -332,11 +338,11 @@ table_reset(FeatureTable *tab, Size expected_features)
 
 	if (slot_multiplier == 0)
 		slot_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
-	/* a slot takes 8 bytes and an entry 12, half as many entries as slots */
+	/* a slot takes 8 bytes and an entry 12 */
 	tab->max_size = 64;
-	while (tab->max_size * 2 * 14 <= (Size) work_mem * 1024)
+	while (tab->max_size * 2 * (8 + 12 / SLOTS_PER_ENTRY) <= (Size) work_mem * 1024)
 		tab->max_size *= 2;
-	while (size < 2 * expected_features && size < Min((Size) 1 << 16, tab->max_size))
+	while (size < SLOTS_PER_ENTRY * expected_features && size < Min((Size) 1 << 16, tab->max_size))
 		size *= 2;
 	if (tab->allocated < size)
 	{
@@ -347,8 +353,8 @@ table_reset(FeatureTable *tab, Size expected_features)
 			pfree(tab->counts);
 		}
 		tab->slots = MemoryContextAllocHuge(tab->mcxt, size * sizeof(uint64));
-		tab->hashes = MemoryContextAllocHuge(tab->mcxt, size / 2 * sizeof(uint64));
-		tab->counts = MemoryContextAllocHuge(tab->mcxt, size / 2 * sizeof(uint32));
+		tab->hashes = MemoryContextAllocHuge(tab->mcxt, size / SLOTS_PER_ENTRY * sizeof(uint64));
+		tab->counts = MemoryContextAllocHuge(tab->mcxt, size / SLOTS_PER_ENTRY * sizeof(uint32));
 		tab->allocated = size;
 	}
 	tab->used = 0;
@@ -377,8 +383,8 @@ table_grow(FeatureTable *tab)
 	if (tab->allocated < newsize)
 	{
 		tab->slots = repalloc_huge(tab->slots, newsize * sizeof(uint64));
-		tab->hashes = repalloc_huge(tab->hashes, newsize / 2 * sizeof(uint64));
-		tab->counts = repalloc_huge(tab->counts, newsize / 2 * sizeof(uint32));
+		tab->hashes = repalloc_huge(tab->hashes, newsize / SLOTS_PER_ENTRY * sizeof(uint64));
+		tab->counts = repalloc_huge(tab->counts, newsize / SLOTS_PER_ENTRY * sizeof(uint32));
 		tab->allocated = newsize;
 	}
 	table_set_size(tab, newsize);
@@ -430,7 +436,7 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 		Size		mask = tab->size - 1;
 		int			shift = tab->shift;
 		Size		used = tab->used;
-		int			stop = k + (int) Min(tab->size / 2 - used, (Size) (n - k));
+		int			stop = k + (int) Min(tab->size / SLOTS_PER_ENTRY - used, (Size) (n - k));
 
 		for (; k < stop; k++)
 		{
@@ -617,8 +623,8 @@ fingerprint_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, int n, Weight
 	if (weighting != WEIGHT_TF)
 	{
 		sink.table = feature_table(fcinfo);
-		/* about one feature per 4 bytes of text (a word, or a CJK character) */
-		table_reset(sink.table, len / 4);
+		/* about one feature per 3 bytes of text (a CJK character) or more */
+		table_reset(sink.table, len / 3);
 	}
 	simhash_tokenize_batch(utf8, len, kind, n, sink_add, &sink);
 	if (utf8 != VARDATA_ANY(body))
