@@ -276,8 +276,8 @@ parse_size(int32 n, const char *what)
  * once.  The other weightings need each distinct feature's count: the
  * distinct features are kept in insertion order (hashes[], counts[]) and
  * found through an open-addressing table of slots, each holding an entry's
- * number and 32 bits of its hash (so that a probe rarely reads an entry that
- * is not the one sought).  A slot is chosen by multiplying the hash, which is
+ * number (plus one; 0 is an empty slot), at most one entry per
+ * SLOTS_PER_ENTRY slots.  A slot is chosen by multiplying the hash, which is
  * uniform already, by an odd number drawn once per backend, so that no text
  * can be made to pile its features onto a few slots.  The arrays live as long
  * as the calling expression (fn_extra) and are reused row after row.  They
@@ -288,14 +288,13 @@ parse_size(int32 n, const char *what)
  */
 typedef struct FeatureTable
 {
-	uint64	   *slots;			/* entry + 1 | low 32 bits of hash << 32; 0:
-								 * empty */
+	uint32	   *slots;			/* entry + 1; 0: empty */
 	uint64	   *hashes;			/* distinct features, in insertion order */
 	uint32	   *counts;
 	Size		size;			/* slots in use, a power of 2 */
 	int			shift;			/* 64 - log2(size) */
 	Size		used;			/* entries, at most SLOTS_PER_ENTRY-th of size */
-	Size		allocated;		/* slots allocated (entries: half) */
+	Size		allocated;		/* slots allocated */
 	Size		max_size;		/* the most slots work_mem allows */
 	MemoryContext mcxt;			/* of the arrays */
 } FeatureTable;
@@ -327,7 +326,7 @@ table_set_size(FeatureTable *tab, Size size)
 {
 	tab->size = size;
 	tab->shift = 64 - pg_leftmost_one_pos64(size);
-	memset(tab->slots, 0, size * sizeof(uint64));
+	memset(tab->slots, 0, size * sizeof(uint32));
 }
 
 /* an empty table with room for expected_features entries (within work_mem) */
@@ -338,9 +337,10 @@ table_reset(FeatureTable *tab, Size expected_features)
 
 	if (slot_multiplier == 0)
 		slot_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
-	/* a slot takes 8 bytes and an entry 12 */
+	/* a slot takes 4 bytes and an entry 12; entry numbers fit in a slot */
 	tab->max_size = 64;
-	while (tab->max_size * 2 * (8 + 12 / SLOTS_PER_ENTRY) <= (Size) work_mem * 1024)
+	while (tab->max_size * 2 * (4 + 12 / SLOTS_PER_ENTRY) <= (Size) work_mem * 1024 &&
+		   tab->max_size < ((Size) 1 << 32))
 		tab->max_size *= 2;
 	while (size < SLOTS_PER_ENTRY * expected_features && size < Min((Size) 1 << 16, tab->max_size))
 		size *= 2;
@@ -352,7 +352,7 @@ table_reset(FeatureTable *tab, Size expected_features)
 			pfree(tab->hashes);
 			pfree(tab->counts);
 		}
-		tab->slots = MemoryContextAllocHuge(tab->mcxt, size * sizeof(uint64));
+		tab->slots = MemoryContextAllocHuge(tab->mcxt, size * sizeof(uint32));
 		tab->hashes = MemoryContextAllocHuge(tab->mcxt, size / SLOTS_PER_ENTRY * sizeof(uint64));
 		tab->counts = MemoryContextAllocHuge(tab->mcxt, size / SLOTS_PER_ENTRY * sizeof(uint32));
 		tab->allocated = size;
@@ -371,7 +371,7 @@ table_link(FeatureTable *tab, Size e)
 
 	while (tab->slots[i] != 0)
 		i = (i + 1) & mask;
-	tab->slots[i] = (hash << 32) | (e + 1);
+	tab->slots[i] = (uint32) (e + 1);
 }
 
 static void
@@ -382,7 +382,7 @@ table_grow(FeatureTable *tab)
 
 	if (tab->allocated < newsize)
 	{
-		tab->slots = repalloc_huge(tab->slots, newsize * sizeof(uint64));
+		tab->slots = repalloc_huge(tab->slots, newsize * sizeof(uint32));
 		tab->hashes = repalloc_huge(tab->hashes, newsize / SLOTS_PER_ENTRY * sizeof(uint64));
 		tab->counts = repalloc_huge(tab->counts, newsize / SLOTS_PER_ENTRY * sizeof(uint32));
 		tab->allocated = newsize;
@@ -411,7 +411,7 @@ sink_spill(FeatureSink *sink)
 			tuplesort_putdatum(sink->spill, Int64GetDatum((int64) tab->hashes[e]), false);
 	}
 	tab->used = 0;
-	memset(tab->slots, 0, tab->size * sizeof(uint64));
+	memset(tab->slots, 0, tab->size * sizeof(uint32));
 }
 
 /*
@@ -430,7 +430,7 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 	while (k < n)
 	{
 		/* the table in locals: the stores below cannot change them */
-		uint64	   *slots = tab->slots;
+		uint32	   *slots = tab->slots;
 		uint64	   *known = tab->hashes;
 		uint32	   *counts = tab->counts;
 		Size		mask = tab->size - 1;
@@ -441,11 +441,10 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 		for (; k < stop; k++)
 		{
 			uint64		hash = hashes[k];
-			uint64		tag = hash << 32;
 			Size		i = slot_of(hash, shift);
-			uint64		slot = slots[i];
+			uint32		slot = slots[i];
 			bool		fresh = slot == 0;
-			Size		e = fresh ? used : (uint32) slot - 1;
+			Size		e = fresh ? used : slot - 1;
 
 			known[used] = hash;
 			counts[used] = 0;
@@ -455,13 +454,12 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 				{
 					i = (i + 1) & mask;
 					slot = slots[i];
-				} while (slot != 0 &&
-						 ((slot & ~UINT64CONST(0xFFFFFFFF)) != tag || known[(uint32) slot - 1] != hash));
+				} while (slot != 0 && known[slot - 1] != hash);
 				fresh = slot == 0;
-				e = fresh ? used : (uint32) slot - 1;
+				e = fresh ? used : slot - 1;
 			}
 			counts[e]++;
-			slots[i] = fresh ? (tag | (used + 1)) : slot;
+			slots[i] = fresh ? (uint32) (used + 1) : slot;
 			used += fresh;
 		}
 		tab->used = used;
