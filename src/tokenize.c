@@ -188,6 +188,9 @@ char_props(pg_wchar cp)
 	return sh_uc_stage2[sh_uc_stage1[cp >> 8]][cp & 0xFF];
 }
 
+/* whether cp is in the CJK Unified Ideographs block (all SH_UC_CJK | SH_UC_INERT) */
+#define SH_IS_HAN(cp)	((pg_wchar) ((cp) - SH_UC_HAN_FIRST) <= SH_UC_HAN_LAST - SH_UC_HAN_FIRST)
+
 static pg_wchar
 map_lookup(const uint32 (*map)[2], int n, pg_wchar cp)
 {
@@ -580,7 +583,7 @@ inert_at(const unsigned char *s, size_t pos, size_t len)
 	l = utf8_length(s[pos]);
 	cp = utf8_decode(s + pos, l);
 	/* decode_char() maps the last two to inert characters */
-	return cp - SH_UC_HAN_FIRST <= SH_UC_HAN_LAST - SH_UC_HAN_FIRST ||
+	return SH_IS_HAN(cp) ||
 		(char_props(cp) & (SH_UC_INERT | SH_UC_MAPS_INERT | SH_UC_UNASSIGNED)) != 0;
 }
 
@@ -903,8 +906,7 @@ fast_cjk3(const unsigned char *p)
 {
 	pg_wchar	cp = decode3(p);
 
-	return cp - SH_UC_HAN_FIRST <= SH_UC_HAN_LAST - SH_UC_HAN_FIRST ||
-		(char_props(cp) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
+	return SH_IS_HAN(cp) || (char_props(cp) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
 }
 
 /* character features over such CJK characters from pos up to about stop */
@@ -921,6 +923,23 @@ cjk_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t 
 		t->last_cjk = true;
 		pos += 3;
 	}
+	return pos;
+}
+
+/*
+ * The end of the run of such three-byte characters from pos on (before
+ * limit): Han characters two at a time without a branch between them, then
+ * one at a time through the table.
+ */
+static inline size_t
+fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
+{
+	while (pos + 6 <= limit &&
+		   (((s[pos] & 0xF0) == 0xE0) & ((s[pos + 3] & 0xF0) == 0xE0) &
+			SH_IS_HAN(decode3(s + pos)) & SH_IS_HAN(decode3(s + pos + 3))))
+		pos += 6;
+	while (pos + 3 <= limit && (s[pos] & 0xF0) == 0xE0 && fast_cjk3(s + pos))
+		pos += 3;
 	return pos;
 }
 
@@ -991,8 +1010,7 @@ nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		{
 			size_t		end = next;
 
-			while (end + 3 <= limit && (s[end] & 0xF0) == 0xE0 && fast_cjk3(s + end))
-				end += 3;
+			end = fast_cjk3_run(s, end, limit);
 			if (!inert_at(s, end, len))
 				end -= 3;
 			if (end > pos)
