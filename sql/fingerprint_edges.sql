@@ -1,8 +1,11 @@
 -- The tokenizer's fast paths at their edges: a non-ASCII character at every
 -- offset of an 8-byte step, words cut at 256 characters, CJK runs next to
 -- spaces, punctuation, combining marks and characters that normalization
--- maps.  Expected values come from the independent Python reference
--- (test/reference.py), not from the C code.
+-- maps; and the edges of the block-wise paths (ASCII taken 1024 bytes at a
+-- time, words across a block's end, short separator runs, Han runs of every
+-- length and what ends them, full-width forms, a table of thousands of
+-- distinct features).  Expected values come from the independent Python
+-- reference (test/reference.py), not from the C code.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 RESET client_min_messages;
@@ -44,7 +47,22 @@ INSERT INTO edge VALUES
 	(E'compatibility ideographs', E'\uf900\uf901\u4e2d'),
 	(E'lone cjk between words', E'a \u4e2d b'),
 	(E'repeats', E'the cat the cat the cat the dog and the cat'),
-	(E'mixed scripts', E'Stra\u00dfe \u0421\u043b\u043e\u0432\u043e \u4e2d\u6587\u65b0\u95fb \uff46\uff55\uff4c\uff4c');
+	(E'mixed scripts', E'Stra\u00dfe \u0421\u043b\u043e\u0432\u043e \u4e2d\u6587\u65b0\u95fb \uff46\uff55\uff4c\uff4c'),
+	(E'block: word across byte 1024', repeat('a ', 510) || 'Abcdefgh end'),
+	(E'block: word of 300 across byte 1024', repeat('b ', 450) || repeat('x', 300) || ' end'),
+	(E'block: 3000 bytes of one word', repeat('Q', 3000) || ' q'),
+	(E'block: 1023 bytes then a combining mark', repeat('c', 1023) || E'\u0301d e'),
+	(E'block: 1024 bytes then cjk', repeat('d ', 512) || E'\u4e2d\u6587'),
+	(E'many distinct words', (SELECT string_agg('w' || i, ' ') FROM generate_series(0, 5999) i)),
+	(E'many repeats of few words', repeat('one two three four five ', 2000)),
+	(E'han runs of 1 to 6', E'\u4e2d \u4e2d\u6587 \u4e2d\u6587\u5b57. \u4e2d\u6587\u5b57\u7b26, \u4e2d\u6587\u5b57\u7b26\u4e32; \u4e2d\u6587\u5b57\u7b26\u4e32\u5c3e'),
+	(E'han then short separators', E'\u4e2d\u6587(\u5b57)\u7b26\n\u4e32 \u5c3e-x\u4e2d\t\t\u6587'),
+	(E'han then full-width punctuation', E'\u4e2d\u6587\uff0c\u5b57\u7b26\uff1a\uff08\u4e32\uff09\uff01\u5c3e\uff1f'),
+	(E'full-width letters and digits', E'\uff21\uff22\uff23 \uff44\uff45\uff46 \uff11\uff12\uff13 \u4e2d\uff21\u6587'),
+	(E'kana and hangul runs', E'\u3072\u3089\u304c\u306a\u30ab\u30bf\u30ab\u30ca\u4e2d\u6587 \ud55c\uad6d\uc5b4'),
+	(E'box drawing and ideographic stop', E'\u2500\u2500 \u4e2d\u6587\u3002\u5b57\u2502\u7b26\u2500x'),
+	(E'unassigned next to words and han', E'ab\u0378cd \u4e2d\u0378\u6587'),
+	(E'accented words between han', E'\u4e2d\u00e9t\u00e9\u6587 Stra\u00dfe\u5b57');
 SELECT label, simhash(body) AS "3 sublinear", simhash(body, 1, 'tf') AS "1 tf",
        simhash(body, 2, 'binary') AS "2 binary", simhash_ngram(body) AS "ngram 3 tf",
        simhash_ngram(body, 1, 'sublinear') AS "ngram 1 sublinear"
