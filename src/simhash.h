@@ -147,7 +147,7 @@ extern int64 *shingle_sorted_set(const char *data, int len, const Shingling *sh,
 extern double shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb);
 struct ArrayType;
 extern int64 *shingle_set_elements(struct ArrayType *arr, Size *count, const char *what);
-/* the same features, handed over up to 256 at a time (faster) */
+/* the same features, handed over in batches (of a few hundred; faster) */
 typedef void (*SimhashFeatureBatchCallback) (const uint64 *hashes, int n, void *arg);
 
 extern void simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind,

@@ -73,6 +73,7 @@
 #define SH_GRAM_BUF			1024	/* bytes of the character n-gram window */
 #define SH_CHECK_EVERY		65536	/* bytes between CHECK_FOR_INTERRUPTS() */
 #define SH_ASCII_BLOCK		1024	/* bytes of ASCII words taken at once */
+#define SH_BLOCK_WORDS		(SH_ASCII_BLOCK / 2 + 1)	/* the most words in a block */
 
 StaticAssertDecl(SH_MAX_N <= 16, "the n-gram ring holds 16 characters");
 
@@ -112,20 +113,18 @@ typedef struct Tokenizer
 	int			segcap;
 
 	/* buffers, each written before it is read (not zeroed) */
-	uint64		batch[SH_BATCH];
+	uint64		batch[SH_BATCH + SH_BLOCK_WORDS];
 	/* token hashes: the last n - 1 shingled ones, then ntok new ones */
-	uint64		tok[SH_TOK_KEEP + SH_BATCH];
+	uint64		tok[SH_TOK_KEEP + SH_BATCH + SH_BLOCK_WORDS];
 	/* the current word as UTF-8; 8 bytes of slack for 8-byte stores */
 	unsigned char word[SH_MAX_WORD_CHARS * 4 + 8];
 	/* ASCII words: the block lower-cased (and 8 bytes of slack) */
 	unsigned char low[SH_ASCII_BLOCK + 8];
 	/* ASCII words: where the words of the block start and end */
-	uint16		starts[SH_ASCII_BLOCK / 2 + 1 + 8];
-	uint16		ends[SH_ASCII_BLOCK / 2 + 1 + 8];
-	/* ASCII words: their hashes, and their numbers by length class (1-3,
-	 * 4-8, 9-16, longer) */
-	uint64		tokhash[SH_ASCII_BLOCK / 2 + 1];
-	uint16		bycls[4][SH_ASCII_BLOCK / 2 + 1];
+	uint16		starts[SH_BLOCK_WORDS + 8];
+	uint16		ends[SH_BLOCK_WORDS + 8];
+	/* ASCII words: their numbers by length class (1-3, 4-8, 9-16, longer) */
+	uint16		bycls[4][SH_BLOCK_WORDS];
 	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
 	unsigned char gram[SH_GRAM_BUF];
 } Tokenizer;
@@ -342,28 +341,8 @@ static inline void
 emit_token(Tokenizer *t, uint64 h)
 {
 	t->tok[SH_TOK_KEEP + t->ntok++] = h;
-	if (unlikely(t->ntok == SH_BATCH))
+	if (unlikely(t->ntok >= SH_BATCH))
 		flush_tokens(t);
-}
-
-/* emit_token() for each of h[0 .. n - 1] */
-static void
-emit_tokens(Tokenizer *t, const uint64 *h, int n)
-{
-	while (n > 0)
-	{
-		int			m = Min(n, SH_BATCH - t->ntok);
-		uint64	   *out = t->tok + SH_TOK_KEEP + t->ntok;
-		int			i;
-
-		for (i = 0; i < m; i++)
-			out[i] = h[i];
-		t->ntok += m;
-		h += m;
-		n -= m;
-		if (t->ntok == SH_BATCH)
-			flush_tokens(t);
-	}
 }
 
 static void
@@ -652,13 +631,13 @@ word_append(Tokenizer *t, const unsigned char *bytes, int n)
 	}
 }
 
-/* hash the ncls words of length class c of ascii_words() with f */
+/* hash the ncls words of length class c of ascii_words() with f into out[] */
 #define HASH_CLASS(c, ncls, f) \
 	for (i = 0; i < (size_t) (ncls); i++) \
 	{ \
 		int			j = t->bycls[c][i]; \
 		\
-		t->tokhash[j] = f(t->low + t->starts[j], t->ends[j] - t->starts[j]); \
+		out[j] = f(t->low + t->starts[j], t->ends[j] - t->starts[j]); \
 	}
 
 /*
@@ -829,11 +808,16 @@ scanned:
 	}
 	if (likely(longest <= SH_MAX_WORD_CHARS))
 	{
+		/* straight into tok[], which has room for a block's words */
+		uint64	   *out = t->tok + SH_TOK_KEEP + t->ntok - first;
+
 		HASH_CLASS(0, c0, simhash_hash_1to3);
 		HASH_CLASS(1, c1, simhash_hash_4to8);
 		HASH_CLASS(2, c2, simhash_hash_9to16);
 		HASH_CLASS(3, c3, simhash_feature_hash_bytes);
-		emit_tokens(t, t->tokhash + first, last - first);
+		t->ntok += last - first;
+		if (t->ntok >= SH_BATCH)
+			flush_tokens(t);
 	}
 	else
 	{
