@@ -5,6 +5,10 @@
 #   start_cluster DIR [extra postgresql.conf lines...]   exports PGHOST, PGPORT, PGDATABASE
 #   stop_cluster DIR
 #   as_pg_user CMD...   runs CMD as the server's user
+#   build_revision REV NAME DIR   builds git revision REV as DIR/NAME.so, a
+#       second library beside the installed simhash.so (linked -Bsymbolic,
+#       its _PG_init renamed: it runs only its own code; the server must
+#       preload simhash so that the installed library's symbols come first)
 
 # the server's programs, looked up when first needed (not when sourced: on a
 # fresh machine pg_config only exists after test/deps.sh has installed it)
@@ -50,4 +54,14 @@ start_cluster() {
 
 stop_cluster() {
 	as_pg_user "$(pg_bin pg_ctl)" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+build_revision() {
+	local rev=$1 name=$2 dir=$3
+	mkdir -p "$dir"
+	git archive "$rev" | tar -x -C "$dir"
+	make -s -C "$dir" with_llvm=no PG_CONFIG="${PG_CONFIG:-pg_config}" MODULE_big="$name" \
+		SHLIB_LINK=-Wl,-Bsymbolic PG_CPPFLAGS="-D_PG_init=${name}_init_unused" >"$dir/build.log" 2>&1 ||
+		{ cat "$dir/build.log"; return 1; }
+	chmod -R a+rX "$dir"
 }

@@ -42,11 +42,7 @@ trap cleanup EXIT
 chmod 755 "$dir"
 
 echo "== building $rev as simhash_old.so"
-mkdir "$dir/old"
-git archive "$rev" | tar -x -C "$dir/old"
-make -s -C "$dir/old" with_llvm=no PG_CONFIG="$PG_CONFIG" MODULE_big=simhash_old \
-	SHLIB_LINK=-Wl,-Bsymbolic PG_CPPFLAGS=-D_PG_init=simhash_old_init_unused >"$dir/build.log" 2>&1 ||
-	{ cat "$dir/build.log"; exit 1; }
+build_revision "$rev" simhash_old "$dir/old"
 old=$dir/old/simhash_old.so
 
 echo "== $count random texts (seed $seed)"

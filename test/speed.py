@@ -175,10 +175,30 @@ def perf_check(table, sql):
     return "\n".join(l for l in err.splitlines() if l.strip())
 
 
+def add_revisions():
+    """The libraries of SPEED_LIBS ("tag=path ..."): their fingerprint
+    functions under the names simhash_<tag>, simhash_ngram_<tag>, timed in the
+    same rounds as the installed code."""
+    own = [q for q in QUERIES[3:] if "shingle => 3" not in q[1]]
+    for item in os.environ.get("SPEED_LIBS", "").split():
+        tag, path = item.split("=", 1)
+        psql(f"CREATE FUNCTION simhash_{tag}(body text, shingle integer DEFAULT 3, "
+             f"weighting text DEFAULT 'sublinear') RETURNS simhash "
+             f"AS '{path}', 'simhash_text' LANGUAGE C IMMUTABLE STRICT")
+        psql(f"CREATE FUNCTION simhash_ngram_{tag}(body text, n integer DEFAULT 3, "
+             f"weighting text DEFAULT 'tf') RETURNS simhash "
+             f"AS '{path}', 'simhash_ngram' LANGUAGE C IMMUTABLE STRICT")
+        for label, expr, kind in own:
+            QUERIES.append((f"{label} [{tag}]", expr.replace("simhash", f"simhash_{tag}", 1) if
+                            expr.startswith("simhash(") else expr.replace("simhash_ngram", f"simhash_ngram_{tag}", 1),
+                            kind))
+
+
 def main():
     md_path, plans_path = sys.argv[1], sys.argv[2]
     psql("CREATE EXTENSION simhash")
     psql("CREATE EXTENSION pg_prewarm")
+    add_revisions()
     version = psql("SHOW server_version")
     info = {t: load(t) for t in TABLES}
     check_plans(plans_path)

@@ -38,6 +38,11 @@
 #   SIMHASH_DATA   data directory (default: <repo>/../shared/data)
 #   SPEED_REPS     repetitions per query (default 5)
 #   SPEED_MIN_MB   minimum body MB per table (default 100)
+#   SPEED_REVS     git revisions to time beside the installed code, e.g.
+#                  "636edec d39e6c0": each is built as a second library
+#                  (build_revision in test/cluster.sh) and its simhash(body),
+#                  shingle 1 and 2 and simhash_ngram(body) run in the same
+#                  rounds, as simhash_rXXXXXXX(...)
 # Output: a markdown table on stdout and in test/out/speed.md; the checked
 # plans go to test/out/speed.plans.txt.
 set -euo pipefail
@@ -55,10 +60,18 @@ done
 
 source test/cluster.sh
 dir=$(mktemp -d)
-trap 'stop_cluster "$dir"; rm -rf "$dir"' EXIT
+trap 'stop_cluster "$dir/cluster"; rm -rf "$dir"' EXIT
 [ "$(id -u)" = 0 ] && chmod 755 "$dir"
-PGPORT_WANTED=5497 start_cluster "$dir" "shared_buffers = '1GB'" \
-	"max_parallel_workers_per_gather = 0" "jit = off"
+libs=()
+for rev in ${SPEED_REVS:-}; do
+	tag=r$(git rev-parse --short=7 "$rev")
+	echo "== building $rev as simhash_$tag.so" >&2
+	build_revision "$rev" "simhash_$tag" "$dir/$tag"
+	libs+=("$tag=$dir/$tag/simhash_$tag.so")
+done
+export SPEED_LIBS="${libs[*]}"
+PGPORT_WANTED=5497 start_cluster "$dir/cluster" "shared_buffers = '1GB'" \
+	"max_parallel_workers_per_gather = 0" "jit = off" "shared_preload_libraries = 'simhash'"
 
 python3 test/speed.py "$root/test/out/speed.md" "$root/test/out/speed.plans.txt"
 
