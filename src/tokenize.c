@@ -39,17 +39,27 @@
  * How it is fast (the output is defined by the steps above alone): the text
  * is cut into "pieces" that are normalized independently (an inert character
  * followed by an inert character is a piece of its own; otherwise a piece
- * runs to the next inert character).  Two fast paths feed pieces without
- * decoding them one by one through the general path: runs of ASCII (eight
- * bytes at a time: word bytes are found, lower-cased and copied with word
- * arithmetic) and runs of CJK characters of three UTF-8 bytes that
- * normalization and lower-casing leave alone (a bigram is hashed straight
- * from the text, a character n-gram takes its bytes).  In both, the last
- * character before a character the fast path does not know is left to the
- * general path, which decides whether it starts a normalization piece.
- * The fast paths serve word and character features; unit and letter
- * features (shingle_similarity) take the general path throughout.
- * Features are handed to the caller in batches.
+ * runs to the next inert character).  Fast paths take the pieces of their
+ * own without the general path's decoding and segment handling:
+ *	 - ASCII, for word features a block of up to SH_ASCII_BLOCK bytes at a
+ *	   time: one pass (SSE2 where the compiler targets it, otherwise eight
+ *	   bytes of word arithmetic) lower-cases the block and gathers a bit
+ *	   mask of its word bytes; the word starts and ends are read off the
+ *	   mask; the words are listed by length class and hashed class by class
+ *	   where they lie (XXH3's code for each class, without its branches on
+ *	   the length).  A short run of separators skips all that.
+ *	 - other characters that are inert (or that NFKC maps to one inert
+ *	   character) and followed by an inert one go to feed() one by one;
+ *	   runs of CJK characters that normalization and lower-casing leave
+ *	   alone (the CJK Unified Ideographs block by a range test) are found
+ *	   first, then their bigrams hashed straight from the text in one loop
+ *	   (character features: their bytes pushed).
+ * Whatever a fast path does not know (a combining mark, a character that
+ * lower-casing or a multi-character NFKC mapping changes) goes to the
+ * general path.  Unit and letter features (shingle_similarity) take the
+ * general path throughout.  Token hashes are collected in a buffer and their
+ * shingles computed in one loop (with n known to the compiler for 2 and 3);
+ * features are handed to the caller in batches.
  */
 #include "simhash.h"
 #include "feature_hash.h"
@@ -371,20 +381,23 @@ static inline void
 push_char_bytes(Tokenizer *t, const unsigned char *bytes, int len)
 {
 	int			n = t->n;
+	int			i;
 
 	if (unlikely(t->gramlen + 4 > SH_GRAM_BUF))
 	{
 		/* keep the last n - 1 characters (there are more than 16) */
 		int			from = n == 1 ? t->gramlen : t->gramstart[(t->nchars - (n - 1)) & 15];
-		uint64		i;
+		uint64		c;
 
 		memmove(t->gram, t->gram + from, t->gramlen - from);
 		t->gramlen -= from;
-		for (i = t->nchars - (n - 1); i < t->nchars; i++)
-			t->gramstart[i & 15] -= from;
+		for (c = t->nchars - (n - 1); c < t->nchars; c++)
+			t->gramstart[c & 15] -= from;
 	}
 	t->gramstart[t->nchars & 15] = t->gramlen;
-	memcpy(t->gram + t->gramlen, bytes, len);
+	/* one to four bytes: no call */
+	for (i = 0; i < len; i++)
+		t->gram[t->gramlen + i] = bytes[i];
 	t->gramlen += len;
 	t->nchars++;
 	if (t->nchars >= (uint64) n)
@@ -893,23 +906,6 @@ fast_cjk3(const unsigned char *p)
 	return SH_IS_HAN(cp) || (char_props(cp) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
 }
 
-/* character features over such CJK characters from pos up to about stop */
-static size_t
-cjk_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t stop, size_t len)
-{
-	while (pos + 3 <= len && pos < stop && (s[pos] & 0xF0) == 0xE0 &&
-		   fast_cjk3(s + pos) && inert_at(s, pos + 3, len))
-	{
-		if (t->gap && t->nchars > 0 && !t->last_cjk)
-			push_char_bytes(t, (const unsigned char *) " ", 1);
-		push_char_bytes(t, s + pos, 3);
-		t->gap = false;
-		t->last_cjk = true;
-		pos += 3;
-	}
-	return pos;
-}
-
 /*
  * The end of the run of such three-byte characters from pos on (before
  * limit): Han characters two at a time without a branch between them, then
@@ -925,6 +921,18 @@ fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 	while (pos + 3 <= limit && (s[pos] & 0xF0) == 0xE0 && fast_cjk3(s + pos))
 		pos += 3;
 	return pos;
+}
+
+/* character features of the run of such CJK characters at s[pos .. end) */
+static void
+cjk_chars(Tokenizer *t, const unsigned char *s, size_t pos, size_t end)
+{
+	if (t->gap && t->nchars > 0 && !t->last_cjk)
+		push_char_bytes(t, (const unsigned char *) " ", 1);
+	for (; pos < end; pos += 3)
+		push_char_bytes(t, s + pos, 3);
+	t->gap = false;
+	t->last_cjk = true;
 }
 
 /*
@@ -971,15 +979,16 @@ cjk_bigrams(Tokenizer *t, const unsigned char *s, size_t pos, size_t end)
 }
 
 /*
- * Word features over non-ASCII characters from pos on (about SH_ASCII_BLOCK
- * bytes at most), each a normalization piece of its own, that is inert (or
- * mapped by NFKC to one inert character) and followed by an inert one:
- * feed() takes it as the general path would.  Runs of CJK characters that
- * normalization and lower-casing leave alone go to cjk_bigrams().  Returns
- * the new pos; the general path takes over at the first other character.
+ * Word or character features over non-ASCII characters from pos on (about
+ * SH_ASCII_BLOCK bytes at most), each a normalization piece of its own, that
+ * is inert (or mapped by NFKC to one inert character) and followed by an
+ * inert one: feed() takes it as the general path would.  Runs of CJK
+ * characters that normalization and lower-casing leave alone go to
+ * cjk_bigrams() or cjk_chars().  Returns the new pos; the general path takes
+ * over at the first other character.
  */
 static size_t
-nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
+nonascii_pieces(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 {
 	size_t		limit = Min(len, pos + SH_ASCII_BLOCK);
 
@@ -997,8 +1006,10 @@ nonascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 			end = fast_cjk3_run(s, end, limit);
 			if (!inert_at(s, end, len))
 				end -= 3;
-			if (end > pos)
+			if (end > pos && t->kind == SIMHASH_FEATURE_WORDS)
 				cjk_bigrams(t, s, pos, end);
+			else if (end > pos)
+				cjk_chars(t, s, pos, end);
 			if (end < next)
 				break;
 			pos = end;
@@ -1193,12 +1204,8 @@ simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind, in
 		else if (s[pos] < 0x80)
 			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, len)
 				: ascii_chars(&t, s, pos, stop, len);
-		else if (kind == SIMHASH_FEATURE_WORDS)
-			p = nonascii_words(&t, s, pos, len);
-		else if ((s[pos] & 0xF0) == 0xE0)
-			p = cjk_chars(&t, s, pos, stop, len);
 		else
-			p = pos;
+			p = nonascii_pieces(&t, s, pos, len);
 		pos = p != pos ? p : general_piece(&t, s, pos, len);
 	}
 	finish(&t);
