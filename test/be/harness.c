@@ -70,15 +70,23 @@ errstart_cold(int elevel, const char *domain)
 	return true;
 }
 
+/* the message of an error report, on stderr */
+static int
+report(const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "harness: %s: ", what);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	return 0;
+}
+
 int
 errmsg_internal(const char *fmt,...)
 {
 	va_list		ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "harness: elog: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	report("elog", fmt, ap);
 	va_end(ap);
 	return 0;
 }
@@ -89,9 +97,7 @@ errmsg(const char *fmt,...)
 	va_list		ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "harness: ereport: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	report("ereport", fmt, ap);
 	va_end(ap);
 	return 0;
 }
@@ -194,61 +200,6 @@ check_text(const unsigned char *s, size_t len)
 	return -1;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* undoes texts.py's escapes in place; returns the new length, or -1 */
-static long
-unescape(char *s, size_t len)
-{
-	size_t		i,
-				o = 0;
-
-	for (i = 0; i < len; i++)
-	{
-		if (s[i] != '\\')
-		{
-			s[o++] = s[i];
-			continue;
-		}
-		if (++i >= len)
-			return -1;
-		switch (s[i])
-		{
-			case '\\':
-				s[o++] = '\\';
-				break;
-			case 'n':
-				s[o++] = '\n';
-				break;
-			case 't':
-				s[o++] = '\t';
-				break;
-			case 'r':
-				s[o++] = '\r';
-				break;
-			case 'x':
-				if (i + 2 >= len || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
-					return -1;
-				s[o++] = (char) (hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-				i += 2;
-				break;
-			default:
-				return -1;
-		}
-	}
-	return (long) o;
-}
-
 /* ---- the features ---- */
 
 typedef struct Summary
@@ -347,21 +298,19 @@ main(int argc, char **argv)
 		perror(argv[1]);
 		return 2;
 	}
-	while ((got = getline(&line, &cap, f)) >= 0)
+	while ((got = getdelim(&line, &cap, '\0', f)) >= 0)
 	{
 		long		len,
 					bad;
 		int			c;
 
 		lineno++;
-		if (got > 0 && line[got - 1] == '\n')
-			got--;
-		len = unescape(line, (size_t) got);
-		if (len < 0)
+		if (got == 0 || line[got - 1] != '\0')
 		{
-			fprintf(stderr, "harness: line %ld: bad escape\n", lineno);
+			fprintf(stderr, "harness: text %ld: not ended by a NUL byte\n", lineno);
 			return 2;
 		}
+		len = got - 1;
 		bad = check_text((const unsigned char *) line, (size_t) len);
 		if (bad >= 0)
 		{

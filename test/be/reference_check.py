@@ -18,33 +18,13 @@ CONFIGS = [("words", 1), ("words", 2), ("words", 3), ("words", 5), ("words", 16)
 M = (1 << 64) - 1
 
 
-def unescape(s):
-    out = bytearray()
-    b = s.encode()
-    i = 0
-    while i < len(b):
-        c = b[i]
-        if c != 0x5C:
-            out.append(c)
-            i += 1
-            continue
-        e = chr(b[i + 1])
-        if e == "x":
-            out.append(int(b[i + 2:i + 4], 16))
-            i += 4
-            continue
-        out += {"\\": b"\\", "n": b"\n", "t": b"\t", "r": b"\r"}[e]
-        i += 2
-    return out.decode()
-
-
 def main():
     every = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    with open(sys.argv[1], encoding="utf-8", newline="\n") as f:
-        for lineno, line in enumerate(f, 1):
-            if (lineno - 1) % every:
-                continue
-            text = unescape(line.rstrip("\n"))
+    with open(sys.argv[1], "rb") as f:
+        records = f.read().split(b"\0")[:-1]
+    for lineno, record in enumerate(records, 1):
+        if (lineno - 1) % every == 0:
+            text = record.decode()
             for kind, n in CONFIGS:
                 hs = (reference.word_features(text, n) if kind == "words"
                       else reference.ngram_features(text, n))

@@ -84,7 +84,7 @@ INC="-I$tmp/inc -I$pginc"
 src="$tmp/tree/test/be/harness.c"
 
 python3 "$here/texts.py" > "$tmp/texts" 2>"$tmp/texts.log"
-ntexts=$(wc -l < "$tmp/texts")
+ntexts=$(tr -cd '\000' < "$tmp/texts" | wc -c)	# each text ends with a NUL byte
 
 echo "run.sh: building"
 $NICE gcc $CFLAGS $INC "$src" -o "$tmp/h-x86"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """
 Deterministic inputs for test/be/harness.c (the big-endian check, see
-run.sh): one text per line on stdout, with backslash, control characters
-(and so newline, tab, CR) written as \\\\, \\n, \\t, \\r or \\xHH.
+run.sh): the texts on stdout as UTF-8, each followed by a NUL byte (no text
+holds one).
 
 Only characters that never reach PostgreSQL's unicode_normalize() (the
 harness stubs it out and checks every input against the same list):
@@ -81,10 +81,19 @@ def han_run(k):
     return "".join(R.choice(HAN) for _ in range(k))
 
 
-def han_mixed(target):
+def fill(target, piece):
+    """pieces from piece() until the text has at least target bytes"""
     out = []
     size = 0
     while size < target:
+        x = piece()
+        out.append(x)
+        size += len(x.encode())
+    return "".join(out)
+
+
+def han_mixed(target):
+    def piece():
         r = R.random()
         if r < 0.4:
             x = han_run(R.randint(1, 12))
@@ -94,23 +103,21 @@ def han_mixed(target):
             x = R.choice([" ", "  ", "\u3000", "\t"])
         else:
             x = R.choice(SEPS + CJK_PUNCT[:4])
-        out.append(x)
-        size += len(x.encode())
-    return "".join(out)
+        return x
+
+    return fill(target, piece)
 
 
 def pool_text(pools, target):
-    out = []
-    size = 0
-    while size < target:
+    def piece():
         pool = R.choice(pools)
         k = R.randint(1, 12)
         x = "".join(R.choice(pool) for _ in range(k))
         if R.random() < 0.5:
             x += R.choice([" ", "", "\u3000", R.choice(SEPS)])
-        out.append(x)
-        size += len(x.encode())
-    return "".join(out)
+        return x
+
+    return fill(target, piece)
 
 
 ALL_POOLS = [list(ALNUM), SEPS, SPACES, HAN, FULLWIDTH, FW_ALNUM, FW_PUNCT, KANA,
@@ -118,9 +125,7 @@ ALL_POOLS = [list(ALNUM), SEPS, SPACES, HAN, FULLWIDTH, FW_ALNUM, FW_PUNCT, KANA
 
 
 def mixed_all(target):
-    out = []
-    size = 0
-    while size < target:
+    def piece():
         r = R.random()
         if r < 0.35:
             x = mixed_word(word_len())
@@ -131,9 +136,9 @@ def mixed_all(target):
         else:
             pool = R.choice(ALL_POOLS)
             x = "".join(R.choice(pool) for _ in range(R.randint(1, 12)))
-        out.append(x)
-        size += len(x.encode())
-    return "".join(out)
+        return x
+
+    return fill(target, piece)
 
 
 texts = []
@@ -217,26 +222,8 @@ for _ in range(700):
     texts.append(mixed_all(R.randint(1000, 3000)))
 
 
-def escape(t):
-    out = []
-    for c in t:
-        if c == "\\":
-            out.append("\\\\")
-        elif c == "\n":
-            out.append("\\n")
-        elif c == "\t":
-            out.append("\\t")
-        elif c == "\r":
-            out.append("\\r")
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append("\\x%02x" % ord(c))
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-w = sys.stdout
+w = sys.stdout.buffer
 for t in texts:
-    w.write(escape(t) + "\n")
+    w.write(t.encode() + b"\0")
 print("texts.py: %d texts, %d bytes" % (len(texts), sum(len(t.encode()) for t in texts)),
       file=sys.stderr)
