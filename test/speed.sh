@@ -25,6 +25,10 @@
 #   reported, with MB/s = table MB (1e6 bytes of body) / median seconds,
 #   MB/s net of the baseline = MB / (t_expr - t_a), and the speed ratio of
 #   each expression to to_tsvector('simple').
+#   Then (test/speed_forms.py) the array and tsvector forms: simhash(text[])
+#   over regexp_split_to_array(lower(body), '\W+') and simhash(tsvector) over
+#   to_tsvector('simple', body) of the English table, beside the time of
+#   reading those values alone.
 #   body is SET STORAGE EXTERNAL before loading: long bodies are TOASTed out of
 #   line but never compressed, so no measurement pays for decompression.
 #   The server runs with max_parallel_workers_per_gather = 0 (one core),
@@ -74,6 +78,7 @@ PGPORT_WANTED=5497 start_cluster "$dir/cluster" "shared_buffers = '1GB'" \
 	"max_parallel_workers_per_gather = 0" "jit = off" "shared_preload_libraries = 'simhash'"
 
 python3 test/speed.py "$root/test/out/speed.md" "$root/test/out/speed.plans.txt"
+python3 test/speed_forms.py "$root/test/out/speed.md"
 
 elapsed=$((SECONDS - start_time))
 line="Wall time of test/speed.sh: ${elapsed} s"
