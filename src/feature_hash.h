@@ -63,11 +63,54 @@ SIMHASH_HASH_CLASS(simhash_hash_1to3, XXH3_len_1to3_64b)
 SIMHASH_HASH_CLASS(simhash_hash_4to8, XXH3_len_4to8_64b)
 SIMHASH_HASH_CLASS(simhash_hash_9to16, XXH3_len_9to16_64b)
 
-/* simhash_feature_hash() of unsigned bytes */
-static pg_attribute_always_inline uint64
-simhash_feature_hash_bytes(const unsigned char *bytes, size_t len)
+/*
+ * The hashes of inputs given as spans of one buffer, base[start[k] ..
+ * end[k]) for k in [first, last), into out[k]: their numbers are listed by
+ * length class (1-3, 4-8, 9-16 bytes, and the others: 0 or more than 16)
+ * without a branch, each number written to every list and counted in one,
+ * and each class is hashed in a loop of its own, so that no branch depends
+ * on an input's length.  lists has room for 4 lists of stride numbers each
+ * (stride > last - first).  Returns the bitwise OR of the lengths (an upper
+ * bound's witness: it is at most m only if every length is).
+ */
+static pg_attribute_always_inline uint32
+simhash_hash_spans(const unsigned char *base, const uint32 *start, const uint32 *end,
+				   int first, int last, uint64 *out, uint16 *lists, int stride)
 {
-	return simhash_feature_hash((const char *) bytes, len);
+	uint16	   *l0 = lists,
+			   *l1 = lists + stride,
+			   *l2 = lists + 2 * stride,
+			   *l3 = lists + 3 * stride;
+	int			c0 = 0,
+				c1 = 0,
+				c2 = 0,
+				c3 = 0,
+				i,
+				k;
+	uint32		lengths = 0;
+
+	for (k = first; k < last; k++)
+	{
+		uint32		l = end[k] - start[k];
+		int			cls = (l > 3) + (l > 8) + (l > 16) + 3 * (l == 0);
+
+		l0[c0] = l1[c1] = l2[c2] = l3[c3] = (uint16) k;
+		c0 += cls == 0;
+		c1 += cls == 1;
+		c2 += cls == 2;
+		c3 += cls == 3;
+		lengths |= l;
+	}
+	for (i = 0; i < c0; i++)
+		out[l0[i]] = simhash_hash_1to3(base + start[l0[i]], end[l0[i]] - start[l0[i]]);
+	for (i = 0; i < c1; i++)
+		out[l1[i]] = simhash_hash_4to8(base + start[l1[i]], end[l1[i]] - start[l1[i]]);
+	for (i = 0; i < c2; i++)
+		out[l2[i]] = simhash_hash_9to16(base + start[l2[i]], end[l2[i]] - start[l2[i]]);
+	for (i = 0; i < c3; i++)
+		out[l3[i]] = simhash_feature_hash((const char *) base + start[l3[i]],
+										  end[l3[i]] - start[l3[i]]);
+	return lengths;
 }
 
 static pg_attribute_always_inline uint64

@@ -674,22 +674,70 @@ hash_given_feature(const char *s, int len, bool is_utf8)
 	return h;
 }
 
-/* features of weight 1, handed to the accumulator in batches */
-typedef struct UnitBatch
-{
-	int			n;
-	uint64		hashes[256];
-} UnitBatch;
+/*
+ * Features given by the user (array elements, tsvector lexemes) with their
+ * integer weights, gathered as spans of one buffer and hashed in batches by
+ * simhash_hash_spans() (no branch on a feature's length).  In a database
+ * whose encoding is not UTF-8 each feature is converted and hashed on its
+ * own instead.
+ */
+#define GIVEN_BATCH 256
 
-static inline void
-unit_batch_add(UnitBatch *b, SimhashAcc *acc, uint64 hash)
+typedef struct GivenBatch
 {
-	b->hashes[b->n++] = hash;
-	if (b->n == lengthof(b->hashes))
+	const unsigned char *base;	/* every feature lies in it */
+	bool		is_utf8;
+	int			n;
+	uint32		start[GIVEN_BATCH];
+	uint32		end[GIVEN_BATCH];
+	uint32		weight[GIVEN_BATCH];
+	uint64		hash[GIVEN_BATCH];
+	uint16		lists[4][GIVEN_BATCH + 1];
+} GivenBatch;
+
+static void
+given_init(GivenBatch *b, const void *base)
+{
+	b->base = base;
+	b->is_utf8 = GetDatabaseEncoding() == PG_UTF8;
+	b->n = 0;
+}
+
+/* hash the batch and add its votes: weight 1 in one go, the others one by one */
+static void
+given_flush(GivenBatch *b, SimhashAcc *acc)
+{
+	uint64		ones[GIVEN_BATCH];
+	int			nones = 0,
+				i;
+
+	simhash_hash_spans(b->base, b->start, b->end, 0, b->n, b->hash, &b->lists[0][0],
+					   GIVEN_BATCH + 1);
+	for (i = 0; i < b->n; i++)
 	{
-		simhash_acc_add_units(acc, b->hashes, b->n);
-		b->n = 0;
+		ones[nones] = b->hash[i];
+		nones += b->weight[i] == 1;
+		if (b->weight[i] != 1)
+			simhash_acc_add_times(acc, b->hash[i], b->weight[i]);
 	}
+	simhash_acc_add_units(acc, ones, nones);
+	b->n = 0;
+}
+
+/* one feature: the len bytes at s (inside b->base) of weight w */
+static inline void
+given_add(GivenBatch *b, SimhashAcc *acc, const char *s, int len, uint32 w)
+{
+	if (!b->is_utf8)
+	{
+		simhash_acc_add_times(acc, hash_given_feature(s, len, false), w);
+		return;
+	}
+	b->start[b->n] = (uint32) ((const unsigned char *) s - b->base);
+	b->end[b->n] = b->start[b->n] + (uint32) len;
+	b->weight[b->n] = w;
+	if (++b->n == GIVEN_BATCH)
+		given_flush(b, acc);
 }
 
 PG_FUNCTION_INFO_V1(simhash_tsvector);
@@ -698,27 +746,20 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 {
 	TSVector	tsv = PG_GETARG_TSVECTOR(0);
 	WordEntry  *entries = ARRPTR(tsv);
-	char	   *lexemes = STRPTR(tsv);
-	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	SimhashAcc	acc;
-	UnitBatch	batch;
+	GivenBatch	batch;
 	int			i;
 
 	simhash_acc_init(&acc);
-	batch.n = 0;
+	given_init(&batch, STRPTR(tsv));
 	for (i = 0; i < tsv->size; i++)
 	{
-		uint64		h = hash_given_feature(lexemes + entries[i].pos, entries[i].len, is_utf8);
-		int			weight = entries[i].haspos ? POSDATALEN(tsv, &entries[i]) : 1;
-
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (weight == 1)
-			unit_batch_add(&batch, &acc, h);
-		else
-			simhash_acc_add_times(&acc, h, weight);
+		given_add(&batch, &acc, STRPTR(tsv) + entries[i].pos, entries[i].len,
+				  entries[i].haspos ? POSDATALEN(tsv, &entries[i]) : 1);
 	}
-	simhash_acc_add_units(&acc, batch.hashes, batch.n);
+	given_flush(&batch, &acc);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 
@@ -750,12 +791,11 @@ Datum
 simhash_features(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	bool		is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	bits8	   *nulls = ARR_NULLBITMAP(arr);
 	const char *p = ARR_DATA_PTR(arr);
 	SimhashAcc	acc;
-	UnitBatch	batch;
+	GivenBatch	batch;
 	int			i;
 
 	if (ARR_NDIM(arr) > 1)
@@ -763,7 +803,7 @@ simhash_features(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
 	simhash_acc_init(&acc);
-	batch.n = 0;
+	given_init(&batch, p);
 	/* the elements in place (text: varlena, int alignment) */
 	for (i = 0; i < n; i++)
 	{
@@ -774,12 +814,11 @@ simhash_features(PG_FUNCTION_ARGS)
 					 errdetail("Element %d is null.", i + 1)));
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		unit_batch_add(&batch, &acc,
-					   hash_given_feature(VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), is_utf8));
+		given_add(&batch, &acc, VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), 1);
 		p = att_addlength_pointer(p, -1, p);
 		p = (const char *) att_align_nominal(p, TYPALIGN_INT);
 	}
-	simhash_acc_add_units(&acc, batch.hashes, batch.n);
+	given_flush(&batch, &acc);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
 }
 

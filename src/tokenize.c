@@ -131,8 +131,8 @@ typedef struct Tokenizer
 	/* ASCII words: the block lower-cased (and 8 bytes of slack) */
 	unsigned char low[SH_ASCII_BLOCK + 8];
 	/* ASCII words: where the words of the block start and end */
-	uint16		starts[SH_BLOCK_WORDS + 8];
-	uint16		ends[SH_BLOCK_WORDS + 8];
+	uint32		starts[SH_BLOCK_WORDS + 8];
+	uint32		ends[SH_BLOCK_WORDS + 8];
 	/* ASCII words: their numbers by length class (1-3, 4-8, 9-16, longer) */
 	uint16		bycls[4][SH_BLOCK_WORDS];
 	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
@@ -596,7 +596,7 @@ ascii_word_mask8(uint64 v)
  * (out has room for them): no branch for the usual word of a few words.
  */
 static inline int
-bit_positions(uint64 x, int base, uint16 *out, int k)
+bit_positions(uint64 x, int base, uint32 *out, int k)
 {
 	int			count = 0;
 	int			i;
@@ -604,12 +604,12 @@ bit_positions(uint64 x, int base, uint16 *out, int k)
 	for (i = 0; i < 8; i++)
 	{
 		/* a position written for no bit is junk, overwritten later */
-		out[k + i] = (uint16) (base + pg_rightmost_one_pos64(x | (UINT64CONST(1) << 63)));
+		out[k + i] = (uint32) (base + pg_rightmost_one_pos64(x | (UINT64CONST(1) << 63)));
 		count += x != 0;
 		x &= x - 1;
 	}
 	for (; x; x &= x - 1)
-		out[k + count++] = (uint16) (base + pg_rightmost_one_pos64(x));
+		out[k + count++] = (uint32) (base + pg_rightmost_one_pos64(x));
 	return k + count;
 }
 
@@ -644,15 +644,6 @@ word_append(Tokenizer *t, const unsigned char *bytes, int n)
 	}
 }
 
-/* hash the ncls words of length class c of ascii_words() with f into out[] */
-#define HASH_CLASS(c, ncls, f) \
-	for (i = 0; i < (size_t) (ncls); i++) \
-	{ \
-		int			j = t->bycls[c][i]; \
-		\
-		out[j] = f(t->low + t->starts[j], t->ends[j] - t->starts[j]); \
-	}
-
 /*
  * Word features over up to SH_ASCII_BLOCK bytes of ASCII from pos on, each
  * a normalization piece of its own; returns the new pos.  In one pass the
@@ -672,12 +663,7 @@ ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 				nwords,
 				nends,
 				first,
-				last,
-				c0,
-				c1,
-				c2,
-				c3,
-				longest;
+				last;
 	uint64		prev;
 
 	/*
@@ -804,30 +790,11 @@ scanned:
 	}
 	if (last > first && t->ends[last - 1] == n)
 		last--;
-	c0 = c1 = c2 = c3 = 0;
-	longest = 0;
-	for (k = first; k < last; k++)
+	/* straight into tok[], which has room for a block's words */
+	if (likely(simhash_hash_spans(t->low, t->starts, t->ends, first, last,
+								  t->tok + SH_TOK_KEEP + t->ntok - first,
+								  &t->bycls[0][0], SH_BLOCK_WORDS) <= SH_MAX_WORD_CHARS))
 	{
-		int			l = t->ends[k] - t->starts[k];
-		int			cls = (l > 3) + (l > 8) + (l > 16);
-
-		/* written to every list, counted in one: no branch, no load */
-		t->bycls[0][c0] = t->bycls[1][c1] = t->bycls[2][c2] = t->bycls[3][c3] = (uint16) k;
-		c0 += cls == 0;
-		c1 += cls == 1;
-		c2 += cls == 2;
-		c3 += cls == 3;
-		longest |= l;
-	}
-	if (likely(longest <= SH_MAX_WORD_CHARS))
-	{
-		/* straight into tok[], which has room for a block's words */
-		uint64	   *out = t->tok + SH_TOK_KEEP + t->ntok - first;
-
-		HASH_CLASS(0, c0, simhash_hash_1to3);
-		HASH_CLASS(1, c1, simhash_hash_4to8);
-		HASH_CLASS(2, c2, simhash_hash_9to16);
-		HASH_CLASS(3, c3, simhash_feature_hash_bytes);
 		t->ntok += last - first;
 		if (t->ntok >= SH_BATCH)
 			flush_tokens(t);
