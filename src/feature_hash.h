@@ -67,24 +67,31 @@ SIMHASH_HASH_CLASS(simhash_hash_9to16, XXH3_len_9to16_64b)
  * The hashes of inputs given as spans of one buffer, base[start[k] ..
  * end[k]) for k in [first, last), into out[k]: their numbers are listed by
  * length class (1-3, 4-8, 9-16 bytes, and the others: 0 or more than 16)
- * without a branch, each number written to every list and counted in one,
- * and each class is hashed in a loop of its own, so that no branch depends
- * on an input's length.  lists has room for 4 lists of stride numbers each
- * (stride > last - first).  Returns the bitwise OR of the lengths (an upper
- * bound's witness: it is at most m only if every length is).
+ * without a branch -- the four lists' lengths are 16-bit fields of one
+ * word, so each number takes one store -- and each class is hashed in a loop
+ * of its own, so that no branch depends on an input's length.  lists has
+ * room for 4 lists of stride numbers each (last - first < stride < 2^16).
+ * Returns the bitwise OR of the lengths (an upper bound's witness: it is at
+ * most m only if every length is).
  */
+/* the length class of 0 to 16 bytes, then of more (one lookup, no branch) */
+static const uint8 simhash_length_class[18] = {
+	3, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3
+};
+
 static pg_attribute_always_inline uint32
 simhash_hash_spans(const unsigned char *base, const uint32 *start, const uint32 *end,
 				   int first, int last, uint64 *out, uint16 *lists, int stride)
 {
-	uint16	   *l0 = lists,
+	const uint16 *l0 = lists,
 			   *l1 = lists + stride,
 			   *l2 = lists + 2 * stride,
 			   *l3 = lists + 3 * stride;
-	int			c0 = 0,
-				c1 = 0,
-				c2 = 0,
-				c3 = 0,
+	uint64		sizes = 0;		/* list c's length in bits 16c .. 16c + 15 */
+	int			c0,
+				c1,
+				c2,
+				c3,
 				i,
 				k;
 	uint32		lengths = 0;
@@ -92,15 +99,17 @@ simhash_hash_spans(const unsigned char *base, const uint32 *start, const uint32 
 	for (k = first; k < last; k++)
 	{
 		uint32		l = end[k] - start[k];
-		int			cls = (l > 3) + (l > 8) + (l > 16) + 3 * (l == 0);
+		int			cls = simhash_length_class[Min(l, 17)];
+		int			shift = 16 * cls;
 
-		l0[c0] = l1[c1] = l2[c2] = l3[c3] = (uint16) k;
-		c0 += cls == 0;
-		c1 += cls == 1;
-		c2 += cls == 2;
-		c3 += cls == 3;
+		lists[cls * stride + (int) ((sizes >> shift) & 0xFFFF)] = (uint16) k;
+		sizes += UINT64CONST(1) << shift;
 		lengths |= l;
 	}
+	c0 = (int) (sizes & 0xFFFF);
+	c1 = (int) ((sizes >> 16) & 0xFFFF);
+	c2 = (int) ((sizes >> 32) & 0xFFFF);
+	c3 = (int) (sizes >> 48);
 	for (i = 0; i < c0; i++)
 		out[l0[i]] = simhash_hash_1to3(base + start[l0[i]], end[l0[i]] - start[l0[i]]);
 	for (i = 0; i < c1; i++)

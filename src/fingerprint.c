@@ -415,16 +415,27 @@ sink_spill(FeatureSink *sink)
 }
 
 /*
- * Count one occurrence of each hash.  The usual cases take no branch: the
- * hash's slot is empty (a new entry: it is written before the test) or holds
- * the hash itself; only a slot holding another hash probes further.  The
- * hashes are taken as many at a time as there is room for new entries; then
- * the table grows (or spills) and the rest follow.
+ * Count one occurrence of each hash, and vote as the count grows: the
+ * weight of a feature counted c times is the number of counts from 1 to c
+ * that earn a vote of 1 (binary: 1; sublinear: the powers of 2, so 1 +
+ * floor(log2(c))), so each hash whose new count earns one goes to the
+ * accumulator at once and nothing is left to do at the end.  The usual
+ * cases take no branch: the hash's slot is empty (a new entry: it is written
+ * before the test) or holds the hash itself; only a slot holding another
+ * hash probes further.  The hashes are taken as many at a time as there is
+ * room for new entries (and votes); then the table grows (or spills) and
+ * the rest follow.  From the first spill on the counts are final only at the
+ * end: the votes so far are dropped and the spilled counts vote then.
  */
+#define SINK_VOTES	256
+
 static void
 sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 {
 	FeatureTable *tab = sink->table;
+	/* a count c earns a vote when (c | other) & (c - 1) is 0 */
+	uint32		other = sink->weighting == WEIGHT_SUBLINEAR ? 0 : ~(uint32) 0;
+	uint64		votes[SINK_VOTES];
 	int			k = 0;
 
 	while (k < n)
@@ -436,7 +447,9 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 		Size		mask = tab->size - 1;
 		int			shift = tab->shift;
 		Size		used = tab->used;
-		int			stop = k + (int) Min(tab->size / SLOTS_PER_ENTRY - used, (Size) (n - k));
+		Size		room = tab->size / SLOTS_PER_ENTRY - used;
+		int			stop = k + (int) Min(Min(room, (Size) (n - k)), (Size) SINK_VOTES);
+		int			nvotes = 0;
 
 		for (; k < stop; k++)
 		{
@@ -445,6 +458,7 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 			uint32		slot = slots[i];
 			bool		fresh = slot == 0;
 			Size		e = fresh ? used : slot - 1;
+			uint32		c;
 
 			known[used] = hash;
 			counts[used] = 0;
@@ -458,17 +472,25 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 				fresh = slot == 0;
 				e = fresh ? used : slot - 1;
 			}
-			counts[e]++;
+			c = ++counts[e];
 			slots[i] = fresh ? (uint32) (used + 1) : slot;
 			used += fresh;
+			votes[nvotes] = hash;
+			nvotes += ((c | other) & (c - 1)) == 0;
 		}
 		tab->used = used;
-		if (k < n)
+		if (sink->spill == NULL)
+			simhash_acc_add_units(&sink->acc, votes, nvotes);
+		if (k < n && tab->used == tab->size / SLOTS_PER_ENTRY)
 		{
 			if (tab->size < tab->max_size)
 				table_grow(tab);
 			else
+			{
+				if (sink->spill == NULL)
+					simhash_acc_init(&sink->acc);
 				sink_spill(sink);
+			}
 		}
 	}
 }
@@ -493,8 +515,6 @@ sink_weight(FeatureSink *sink, uint32 count)
 static simhash
 sink_finish(FeatureSink *sink)
 {
-	FeatureTable *tab = sink->table;
-
 	if (sink->weighting == WEIGHT_TF)
 		return simhash_acc_finish(&sink->acc);
 	if (sink->spill != NULL)
@@ -527,41 +547,6 @@ sink_finish(FeatureSink *sink)
 			simhash_acc_add_times(&sink->acc, current, sink_weight(sink, count));
 		tuplesort_end(sink->spill);
 		sink->spill = NULL;
-	}
-	else if (sink->weighting == WEIGHT_BINARY)
-		simhash_acc_add_units(&sink->acc, tab->hashes, (int) tab->used);
-	else
-	{
-		/*
-		 * Weight 1 (one occurrence) in batches, the others one by one; each
-		 * entry is written to both lists and counted in one (no branch).
-		 */
-		uint64		ones[256];
-		Size		others[256];
-		Size		from;
-
-		for (from = 0; from < tab->used; from += lengthof(ones))
-		{
-			Size		to = Min(tab->used, from + lengthof(ones));
-			Size		e;
-			int			nones = 0,
-						nothers = 0,
-						i;
-
-			for (e = from; e < to; e++)
-			{
-				uint32		count = tab->counts[e];
-
-				ones[nones] = tab->hashes[e];
-				others[nothers] = e;
-				nones += count == 1;
-				nothers += count != 1;
-			}
-			simhash_acc_add_units(&sink->acc, ones, nones);
-			for (i = 0; i < nothers; i++)
-				simhash_acc_add_times(&sink->acc, tab->hashes[others[i]],
-									  sink_weight(sink, tab->counts[others[i]]));
-		}
 	}
 	return simhash_acc_finish(&sink->acc);
 }
