@@ -597,34 +597,41 @@ ascii_word_mask8(uint64 v)
  * branch for a 64-byte stretch of up to eight words, a well predicted one
  * for up to sixteen (English text has about ten), a loop beyond.
  */
-static inline int
+static pg_attribute_always_inline int
 bit_positions(uint64 x, int base, uint32 *out, int k)
 {
 	/* the number of set bits, without a popcnt instruction (not in x86-64) */
 	uint64		c = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
 	int			count;
-	int			i;
 
 	c = (c & UINT64CONST(0x3333333333333333)) + ((c >> 2) & UINT64CONST(0x3333333333333333));
 	c = (c + (c >> 4)) & UINT64CONST(0x0F0F0F0F0F0F0F0F);
 	count = (int) ((c * UINT64CONST(0x0101010101010101)) >> 56);
 
 	/* a position written for no bit is junk, overwritten later */
-	for (i = 0; i < 8; i++)
-	{
-		out[k + i] = (uint32) (base + pg_rightmost_one_pos64(x | (UINT64CONST(1) << 63)));
-		x &= x - 1;
-	}
+#define SH_NEXT_POSITION(i) \
+	do { \
+		out[k + (i)] = (uint32) (base + pg_rightmost_one_pos64(x | (UINT64CONST(1) << 63))); \
+		x &= x - 1; \
+	} while (0)
+#define SH_EIGHT_POSITIONS(i) \
+	do { \
+		SH_NEXT_POSITION((i)); SH_NEXT_POSITION((i) + 1); \
+		SH_NEXT_POSITION((i) + 2); SH_NEXT_POSITION((i) + 3); \
+		SH_NEXT_POSITION((i) + 4); SH_NEXT_POSITION((i) + 5); \
+		SH_NEXT_POSITION((i) + 6); SH_NEXT_POSITION((i) + 7); \
+	} while (0)
+	SH_EIGHT_POSITIONS(0);
 	if (count > 8)
 	{
-		for (i = 8; i < 16; i++)
-		{
-			out[k + i] = (uint32) (base + pg_rightmost_one_pos64(x | (UINT64CONST(1) << 63)));
-			x &= x - 1;
-		}
-		for (i = 16; x; x &= x - 1)
+		int			i = 16;
+
+		SH_EIGHT_POSITIONS(8);
+		for (; x; x &= x - 1)
 			out[k + i++] = (uint32) (base + pg_rightmost_one_pos64(x));
 	}
+#undef SH_EIGHT_POSITIONS
+#undef SH_NEXT_POSITION
 	return k + count;
 }
 
@@ -879,27 +886,59 @@ decode3(const unsigned char *p)
 	return ((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
 }
 
+/*
+ * Whether the character at p is a Han character, from its first two bytes:
+ * the block's characters are all of three bytes and, the block starting and
+ * ending on a 64-character boundary, their first two bytes make exactly the
+ * 16-bit numbers from SH_HAN_KEY(FIRST) to SH_HAN_KEY(LAST) (in valid UTF-8
+ * a lead byte E4-E9 is followed by a continuation byte, and any other
+ * character's first byte gives a number outside).
+ */
+#define SH_HAN_KEY(cp)	(((0xE0 | ((cp) >> 12)) << 8) | 0x80 | (((cp) >> 6) & 0x3F))
+StaticAssertDecl(SH_UC_HAN_FIRST >= 0x800 && SH_UC_HAN_LAST <= 0xFFFF &&
+				 (SH_UC_HAN_FIRST & 0x3F) == 0 && (SH_UC_HAN_LAST & 0x3F) == 0x3F,
+				 "the Han block must be three-byte characters on 64-character boundaries");
+
+static inline uint32
+han_at(const unsigned char *p)
+{
+	uint32		key = ((uint32) p[0] << 8) | p[1];
+
+	return key - SH_HAN_KEY(SH_UC_HAN_FIRST) <=
+		SH_HAN_KEY(SH_UC_HAN_LAST) - SH_HAN_KEY(SH_UC_HAN_FIRST);
+}
+
 /* whether the three-byte character at p is one of them (Han: no lookup) */
 static inline bool
 fast_cjk3(const unsigned char *p)
 {
-	pg_wchar	cp = decode3(p);
-
-	return SH_IS_HAN(cp) || (char_props(cp) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
+	return han_at(p) || (char_props(decode3(p)) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
 }
 
 /*
  * The end of the run of such three-byte characters from pos on (before
- * limit): Han characters two at a time without a branch between them, then
- * one at a time through the table.
+ * limit): Han characters eight at a time without a branch between them (a
+ * bit each; the run goes on to the first clear one, and the bits after it,
+ * taken from no character's first byte, do not count), then one at a time
+ * through the table.
  */
 static inline size_t
 fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 {
-	while (pos + 6 <= limit &&
-		   (((s[pos] & 0xF0) == 0xE0) & ((s[pos + 3] & 0xF0) == 0xE0) &
-			SH_IS_HAN(decode3(s + pos)) & SH_IS_HAN(decode3(s + pos + 3))))
-		pos += 6;
+	while (pos + 24 <= limit)
+	{
+		const unsigned char *p = s + pos;
+		uint32		han = han_at(p) | han_at(p + 3) << 1 | han_at(p + 6) << 2 |
+			han_at(p + 9) << 3 | han_at(p + 12) << 4 | han_at(p + 15) << 5 |
+			han_at(p + 18) << 6 | han_at(p + 21) << 7;
+
+		if (han != 0xFF)
+		{
+			pos += 3 * pg_rightmost_one_pos32(~han);
+			break;
+		}
+		pos += 24;
+	}
 	while (pos + 3 <= limit && (s[pos] & 0xF0) == 0xE0 && fast_cjk3(s + pos))
 		pos += 3;
 	return pos;

@@ -8,8 +8,11 @@ every separator and case, CJK runs with spaces, punctuation, full-width and
 half-width forms and compatibility ideographs, combining marks after ASCII,
 CJK and separators (normalization pieces), words cut at 256 characters,
 repeated phrases (counts above 1 for the weightings), random code points of
-the whole range (assigned or not), and some long texts (tens to hundreds of
-kB, past work_mem when it is small).
+the whole range (assigned or not), texts of 0.9 to 3 kB made to straddle the
+fast paths' block ends (1024-byte ASCII blocks, 64-byte word masks, Han runs
+taken two characters at a time: dense one-letter words, words of 250 to
+1100 bytes, long Han runs, every kind of neighbour), and some long texts
+(tens to hundreds of kB, past work_mem when it is small).
 """
 import random
 import sys
@@ -104,7 +107,37 @@ def repeated_text(n):
     return "".join(out)
 
 
-KINDS = [(ascii_text, 30), (cjk_text, 25), (mixed_text, 20), (random_codepoints, 10), (repeated_text, 15)]
+HAN = [chr(c) for c in range(0x4E00, 0xA000, 97)]
+
+
+def boundary_text(n):
+    """0.9 to 3 kB whatever n: stretches whose lengths put their ends at
+    and around the fast paths' block ends"""
+    out = []
+    size = 0
+    goal = rng.randint(900, 3000)
+    while size < goal:
+        r = rng.random()
+        if r < 0.25:        # dense short words: more than 16 a 64-byte mask
+            piece = " ".join(rng.choices("aZ9b", k=rng.randint(8, 80)))
+        elif r < 0.4:       # a long word, near 256 characters or past a block
+            piece = "".join(rng.choices(ASCII_LETTERS, k=rng.choice(
+                [rng.randint(250, 262), rng.randint(1000, 1100), rng.randint(500, 700)])))
+        elif r < 0.6:       # a long Han run, odd or even, up to a block and past
+            piece = "".join(rng.choices(HAN, k=rng.randint(1, 400)))
+        elif r < 0.75:      # ASCII words of usual lengths
+            piece = " ".join("".join(rng.choices(ASCII_LETTERS, k=rng.randint(1, 12)))
+                             for _ in range(rng.randint(1, 40)))
+        else:               # one neighbour of any kind
+            piece = rng.choice([rng.choice(CJK), rng.choice(CJK_OTHER), rng.choice(MARKS),
+                                rng.choice(OTHER_SCRIPTS), rng.choice(ASCII_SEPS), " "])
+        out.append(piece)
+        size += len(piece.encode())
+    return "".join(out)
+
+
+KINDS = [(ascii_text, 30), (cjk_text, 25), (mixed_text, 20), (random_codepoints, 10), (repeated_text, 15),
+         (boundary_text, 5)]
 kinds, weights = zip(*KINDS)
 
 
