@@ -85,14 +85,6 @@ acc_added(SimhashAcc *acc, uint32 w)
 		acc_flush_planes(acc);
 }
 
-/* Add one feature of weight 1: count, per bit, how many hashes had it set. */
-void
-simhash_acc_add_unit(SimhashAcc *acc, uint64 hash)
-{
-	acc_add_at(acc, hash, 0);
-	acc_added(acc, 1);
-}
-
 /* a carry-save adder: h:l = a + b + c, bitwise */
 #define CSA(h, l, a, b, c) \
 	do { \
@@ -103,18 +95,18 @@ simhash_acc_add_unit(SimhashAcc *acc, uint64 hash)
 	} while (0)
 
 /*
- * Add features of weight 1, sixteen at a time with the Harley-Seal adder
- * tree: planes 0 to 3 are its ones, twos, fours and eights, and only its
- * sixteens go through a (branchy) increment of the planes from 4 up.  The
- * counts are the same as adding the hashes one by one.
+ * Add features of weight 2^p, sixteen at a time with the Harley-Seal adder
+ * tree: planes p to p + 3 are its ones, twos, fours and eights, and only its
+ * sixteens go through a (branchy) increment of the planes from p + 4 up.
+ * The counts are the same as adding the hashes one by one.
  */
-void
-simhash_acc_add_units(SimhashAcc *acc, const uint64 *h, int n)
+static pg_attribute_always_inline void
+acc_add_units_at(SimhashAcc *acc, const uint64 *h, int n, int p)
 {
-	uint64		ones = acc->planes[0],
-				twos = acc->planes[1],
-				fours = acc->planes[2],
-				eights = acc->planes[3];
+	uint64		ones = acc->planes[p],
+				twos = acc->planes[p + 1],
+				fours = acc->planes[p + 2],
+				eights = acc->planes[p + 3];
 
 	for (; n >= 16; n -= 16, h += 16)
 	{
@@ -141,20 +133,30 @@ simhash_acc_add_units(SimhashAcc *acc, const uint64 *h, int n)
 		CSA(foursB, twos, twos, twosA, twosB);
 		CSA(eightsB, fours, fours, foursA, foursB);
 		CSA(sixteens, eights, eights, eightsA, eightsB);
-		acc_add_at(acc, sixteens, 4);
-		acc->planes[0] = ones;
-		acc->planes[1] = twos;
-		acc->planes[2] = fours;
-		acc->planes[3] = eights;
-		acc_added(acc, 16);
+		acc_add_at(acc, sixteens, p + 4);
+		acc->planes[p] = ones;
+		acc->planes[p + 1] = twos;
+		acc->planes[p + 2] = fours;
+		acc->planes[p + 3] = eights;
+		acc_added(acc, 16U << p);
 		/* a flush empties the planes */
-		ones = acc->planes[0];
-		twos = acc->planes[1];
-		fours = acc->planes[2];
-		eights = acc->planes[3];
+		ones = acc->planes[p];
+		twos = acc->planes[p + 1];
+		fours = acc->planes[p + 2];
+		eights = acc->planes[p + 3];
 	}
 	for (; n > 0; n--, h++)
-		simhash_acc_add_unit(acc, *h);
+	{
+		acc_add_at(acc, *h, p);
+		acc_added(acc, 1U << p);
+	}
+}
+
+/* Add features of weight 1. */
+void
+simhash_acc_add_units(SimhashAcc *acc, const uint64 *h, int n)
+{
+	acc_add_units_at(acc, h, n, 0);
 }
 
 /* Add one feature of integer weight w: 2^p for each bit p set in w. */
@@ -688,24 +690,41 @@ given_init(GivenBatch *b, const void *base)
 	b->n = 0;
 }
 
-/* hash the batch and add its votes: weight 1 in one go, the others one by one */
+/*
+ * Hash the batch and add its votes: the features are listed by the bits of
+ * their weights below 16 (each written to every list and counted in those
+ * of its bits, without a branch) and each list is added as features of
+ * weight 2^bit; what a weight has above 15 (rare) is added on its own.
+ */
 static void
 given_flush(GivenBatch *b, SimhashAcc *acc)
 {
-	uint64		ones[GIVEN_BATCH];
-	int			nones = 0,
+	uint64		bybit[4][GIVEN_BATCH];
+	int			c0 = 0,
+				c1 = 0,
+				c2 = 0,
+				c3 = 0,
 				i;
 
 	simhash_hash_spans(b->base, b->start, b->end, 0, b->n, b->hash, &b->lists[0][0],
 					   GIVEN_BATCH + 1);
 	for (i = 0; i < b->n; i++)
 	{
-		ones[nones] = b->hash[i];
-		nones += b->weight[i] == 1;
-		if (b->weight[i] != 1)
-			simhash_acc_add_times(acc, b->hash[i], b->weight[i]);
+		uint64		h = b->hash[i];
+		uint32		w = b->weight[i];
+
+		bybit[0][c0] = bybit[1][c1] = bybit[2][c2] = bybit[3][c3] = h;
+		c0 += w & 1;
+		c1 += (w >> 1) & 1;
+		c2 += (w >> 2) & 1;
+		c3 += (w >> 3) & 1;
+		if (unlikely(w > 15))
+			simhash_acc_add_times(acc, h, w & ~(uint32) 15);
 	}
-	simhash_acc_add_units(acc, ones, nones);
+	acc_add_units_at(acc, bybit[0], c0, 0);
+	acc_add_units_at(acc, bybit[1], c1, 1);
+	acc_add_units_at(acc, bybit[2], c2, 2);
+	acc_add_units_at(acc, bybit[3], c3, 3);
 	b->n = 0;
 }
 

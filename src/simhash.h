@@ -110,7 +110,6 @@ typedef struct SimhashAcc
 } SimhashAcc;
 
 extern void simhash_acc_init(SimhashAcc *acc);
-extern void simhash_acc_add_unit(SimhashAcc *acc, uint64 hash);
 extern void simhash_acc_add_units(SimhashAcc *acc, const uint64 *hashes, int n);
 extern void simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 weight);
 extern void simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight);
