@@ -475,7 +475,8 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 				e = fresh ? used : slot - 1;
 			}
 			c = ++counts[e];
-			slots[i] = fresh ? (uint32) (used + 1) : slot;
+			/* slot is 0 when fresh: no branch (a compiler makes one of ?:) */
+			slots[i] = slot | ((uint32) (used + 1) & -(uint32) fresh);
 			used += fresh;
 			votes[nvotes] = hash;
 			nvotes += ((c | other) & (c - 1)) == 0;

@@ -920,11 +920,48 @@ fast_cjk3(const unsigned char *p)
  * limit): Han characters eight at a time without a branch between them (a
  * bit each; the run goes on to the first clear one, and the bits after it,
  * taken from no character's first byte, do not count), then one at a time
- * through the table.
+ * through the table.  With SSE2 the eight tests are made on 32 bytes at
+ * once: a bit for every byte, of which those of bytes 0, 3, ..., 21 count.
  */
 static inline size_t
 fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 {
+#ifdef __SSE2__
+	/* bytes compared as signed after flipping their top bit */
+	const __m128i flip = _mm_set1_epi8((char) 0x80);
+	const __m128i lead_lo = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8) ^ 0x80));
+	const __m128i lead_hi = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_LAST) >> 8) ^ 0x80));
+	const __m128i second_lo = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_FIRST) & 0xFF) ^ 0x80));
+	const __m128i second_hi = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_LAST) & 0xFF) ^ 0x80));
+
+	while (pos + 32 <= limit)
+	{
+		__m128i		a = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (s + pos)), flip);
+		__m128i		b = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (s + pos + 16)), flip);
+		/* the byte after each (the last one's is not needed) */
+		__m128i		a1 = _mm_or_si128(_mm_srli_si128(a, 1), _mm_slli_si128(b, 15));
+		__m128i		b1 = _mm_srli_si128(b, 1);
+		/* (first byte, second byte) within the keys' range, lexicographically */
+#define SH_HAN_BYTES(x, x1) \
+	_mm_movemask_epi8(_mm_and_si128( \
+		_mm_and_si128(_mm_cmpgt_epi8(x, _mm_sub_epi8(lead_lo, _mm_set1_epi8(1))), \
+					  _mm_cmplt_epi8(x, _mm_add_epi8(lead_hi, _mm_set1_epi8(1)))), \
+		_mm_andnot_si128(_mm_or_si128( \
+			_mm_and_si128(_mm_cmpeq_epi8(x, lead_lo), _mm_cmplt_epi8(x1, second_lo)), \
+			_mm_and_si128(_mm_cmpeq_epi8(x, lead_hi), _mm_cmpgt_epi8(x1, second_hi))), \
+			_mm_set1_epi8(-1))))
+		uint32		han = (uint32) SH_HAN_BYTES(a, a1) | (uint32) SH_HAN_BYTES(b, b1) << 16;
+		uint32		stop = ~han & 0x249249;	/* bytes 0, 3, ..., 21 */
+#undef SH_HAN_BYTES
+
+		if (stop != 0)
+		{
+			pos += pg_rightmost_one_pos32(stop);
+			goto one_by_one;
+		}
+		pos += 24;
+	}
+#endif
 	while (pos + 24 <= limit)
 	{
 		const unsigned char *p = s + pos;
@@ -939,6 +976,9 @@ fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 		}
 		pos += 24;
 	}
+#ifdef __SSE2__
+one_by_one:
+#endif
 	while (pos + 3 <= limit && (s[pos] & 0xF0) == 0xE0 && fast_cjk3(s + pos))
 		pos += 3;
 	return pos;
