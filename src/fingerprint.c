@@ -679,6 +679,7 @@ typedef struct GivenBatch
 	uint32		start[GIVEN_BATCH];
 	uint32		end[GIVEN_BATCH];
 	uint32		weight[GIVEN_BATCH];
+	uint32		weights_or;		/* of weight[0 .. n - 1]: 1 when all are 1 */
 	uint64		hash[GIVEN_BATCH];
 	uint16		lists[4][GIVEN_BATCH + 1];
 } GivenBatch;
@@ -689,13 +690,15 @@ given_init(GivenBatch *b, const void *base)
 	b->base = base;
 	b->is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	b->n = 0;
+	b->weights_or = 0;
 }
 
 /*
- * Hash the batch and add its votes: the features are listed by the bits of
- * their weights below 16 (each written to every list and counted in those
- * of its bits, without a branch) and each list is added as features of
- * weight 2^bit; what a weight has above 15 (rare) is added on its own.
+ * Hash the batch and add its votes: all of weight 1 (every array, most
+ * tsvectors) in one go; otherwise the features are listed by the bits of
+ * their weights below 16 (each written to every list and counted in those of
+ * its bits, without a branch) and each list is added as features of weight
+ * 2^bit; what a weight has above 15 (rare) is added on its own.
  */
 static void
 given_flush(GivenBatch *b, SimhashAcc *acc)
@@ -709,6 +712,13 @@ given_flush(GivenBatch *b, SimhashAcc *acc)
 
 	simhash_hash_spans(b->base, b->start, b->end, 0, b->n, b->hash, &b->lists[0][0],
 					   GIVEN_BATCH + 1);
+	if (b->weights_or == 1)
+	{
+		acc_add_units_at(acc, b->hash, b->n, 0);
+		b->n = 0;
+		b->weights_or = 0;
+		return;
+	}
 	for (i = 0; i < b->n; i++)
 	{
 		uint64		h = b->hash[i];
@@ -727,6 +737,7 @@ given_flush(GivenBatch *b, SimhashAcc *acc)
 	acc_add_units_at(acc, bybit[2], c2, 2);
 	acc_add_units_at(acc, bybit[3], c3, 3);
 	b->n = 0;
+	b->weights_or = 0;
 }
 
 /* one feature: the len bytes at s (inside b->base) of weight w */
@@ -734,15 +745,21 @@ static inline void
 given_add(GivenBatch *b, SimhashAcc *acc, const char *s, int len, uint32 w)
 {
 	if (!b->is_utf8)
-	{
 		simhash_acc_add_times(acc, hash_given_feature(s, len, false), w);
-		return;
+	else
+	{
+		/* n in a local: the stores below could alias b->n */
+		int			n = b->n;
+		uint32		start = (uint32) ((const unsigned char *) s - b->base);
+
+		b->start[n] = start;
+		b->end[n] = start + (uint32) len;
+		b->weight[n] = w;
+		b->weights_or |= w;
+		b->n = ++n;
+		if (n == GIVEN_BATCH)
+			given_flush(b, acc);
 	}
-	b->start[b->n] = (uint32) ((const unsigned char *) s - b->base);
-	b->end[b->n] = b->start[b->n] + (uint32) len;
-	b->weight[b->n] = w;
-	if (++b->n == GIVEN_BATCH)
-		given_flush(b, acc);
 }
 
 PG_FUNCTION_INFO_V1(simhash_tsvector);
@@ -797,7 +814,6 @@ simhash_features(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	bits8	   *nulls = ARR_NULLBITMAP(arr);
 	const char *p = ARR_DATA_PTR(arr);
 	SimhashAcc	acc;
 	GivenBatch	batch;
@@ -807,16 +823,16 @@ simhash_features(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
+	if ((i = first_null(arr, n)) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("feature array must not contain nulls"),
+				 errdetail("Element %d is null.", i)));
 	simhash_acc_init(&acc);
 	given_init(&batch, p);
 	/* the elements in place (text: varlena, int alignment) */
 	for (i = 0; i < n; i++)
 	{
-		if (nulls && !(nulls[i / 8] & (1 << (i % 8))))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature array must not contain nulls"),
-					 errdetail("Element %d is null.", i + 1)));
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		given_add(&batch, &acc, VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), 1);
