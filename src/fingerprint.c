@@ -275,27 +275,27 @@ parse_size(int32 n, const char *what)
 
 /*
  * Feature collection.  Term frequency needs no memory: each occurrence votes
- * once.  The other weightings need each distinct feature's count: the
- * distinct features are kept in insertion order (hashes[], counts[]) and
- * found through an open-addressing table of slots, each holding an entry's
- * number (plus one; 0 is an empty slot), at most one entry per
- * SLOTS_PER_ENTRY slots.  A slot is chosen by multiplying the hash, which is
- * uniform already, by an odd number drawn once per backend, so that no text
- * can be made to pile its features onto a few slots.  The arrays live as long
- * as the calling expression (fn_extra) and are reused row after row.  They
- * stay within work_mem: when the table would outgrow it, its contents go to
- * a tuplesort (each hash as many times as it was counted, which spills to
- * disk by itself) and it starts empty; at the end the sorted hashes are
- * counted again.  The votes are integer sums, so the result is the same.
+ * once.  The other weightings need each distinct feature's count: an
+ * open-addressing table of slots, each a hash (keys[]) and its count
+ * (counts[]; 0: an empty slot), one memory access for the usual probe.  A
+ * slot is chosen by multiplying the hash, which is uniform already, by an
+ * odd number drawn once per backend, so that no text can be made to pile its
+ * features onto a few slots.  The arrays live as long as the calling
+ * expression (fn_extra) and are reused row after row; only the counts are
+ * cleared.  They stay within work_mem: when the table would outgrow it, its
+ * contents go to a tuplesort (each hash as many times as it was counted,
+ * which spills to disk by itself) and it starts empty; at the end the sorted
+ * hashes are counted again.  The votes are integer sums, so the result is
+ * the same.
  */
 typedef struct FeatureTable
 {
-	uint32	   *slots;			/* entry + 1; 0: empty */
-	uint64	   *hashes;			/* distinct features, in insertion order */
-	uint32	   *counts;
+	uint64	   *keys;			/* a slot's hash, where its count is not 0 */
+	uint32	   *counts;			/* a slot's count; 0: empty */
 	Size		size;			/* slots in use, a power of 2 */
 	int			shift;			/* 64 - log2(size) */
-	Size		used;			/* entries, at most SLOTS_PER_ENTRY-th of size */
+	Size		used;			/* slots taken */
+	Size		limit;			/* the most slots taken before it grows */
 	Size		allocated;		/* slots allocated */
 	Size		max_size;		/* the most slots work_mem allows */
 	MemoryContext mcxt;			/* of the arrays */
@@ -310,10 +310,12 @@ typedef struct FeatureSink
 } FeatureSink;
 
 /*
- * The table holds at most one entry per SLOTS_PER_ENTRY slots: a new hash
- * finds its first slot taken with a probability below 1 / SLOTS_PER_ENTRY.
+ * The table grows before more than one slot in SLOTS_PER_ENTRY is taken: a
+ * new hash finds its first slot taken with a probability below 1 /
+ * SLOTS_PER_ENTRY.  At its largest (work_mem) it fills up to half.
  */
 #define SLOTS_PER_ENTRY	4
+#define SLOT_BYTES		(sizeof(uint64) + sizeof(uint32))
 
 static uint64 slot_multiplier;	/* odd; 0 until drawn */
 
@@ -328,7 +330,18 @@ table_set_size(FeatureTable *tab, Size size)
 {
 	tab->size = size;
 	tab->shift = 64 - pg_leftmost_one_pos64(size);
-	memset(tab->slots, 0, size * sizeof(uint32));
+	tab->limit = size < tab->max_size ? size / SLOTS_PER_ENTRY : size / 2;
+	memset(tab->counts, 0, size * sizeof(uint32));
+}
+
+static void
+table_alloc(FeatureTable *tab, Size size)
+{
+	/* zeroed once: the probe reads the keys of empty slots too */
+	tab->keys = MemoryContextAllocExtended(tab->mcxt, size * sizeof(uint64),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	tab->counts = MemoryContextAllocHuge(tab->mcxt, size * sizeof(uint32));
+	tab->allocated = size;
 }
 
 /* an empty table with room for expected_features entries (within work_mem) */
@@ -339,59 +352,53 @@ table_reset(FeatureTable *tab, Size expected_features)
 
 	if (slot_multiplier == 0)
 		slot_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
-	/* a slot takes 4 bytes and an entry 12; entry numbers fit in a slot */
 	tab->max_size = 64;
-	while (tab->max_size * 2 * (4 + 12 / SLOTS_PER_ENTRY) <= (Size) work_mem * 1024 &&
+	while (tab->max_size * 2 * SLOT_BYTES <= (Size) work_mem * 1024 &&
 		   tab->max_size < ((Size) 1 << 32))
 		tab->max_size *= 2;
 	while (size < SLOTS_PER_ENTRY * expected_features && size < Min((Size) 1 << 16, tab->max_size))
 		size *= 2;
 	if (tab->allocated < size)
 	{
-		if (tab->slots)
+		if (tab->keys)
 		{
-			pfree(tab->slots);
-			pfree(tab->hashes);
+			pfree(tab->keys);
 			pfree(tab->counts);
 		}
-		tab->slots = MemoryContextAllocHuge(tab->mcxt, size * sizeof(uint32));
-		tab->hashes = MemoryContextAllocHuge(tab->mcxt, size / SLOTS_PER_ENTRY * sizeof(uint64));
-		tab->counts = MemoryContextAllocHuge(tab->mcxt, size / SLOTS_PER_ENTRY * sizeof(uint32));
-		tab->allocated = size;
+		table_alloc(tab, size);
 	}
 	tab->used = 0;
 	table_set_size(tab, size);
 }
 
-/* the slot of entry e, which is not in the table yet */
-static inline void
-table_link(FeatureTable *tab, Size e)
-{
-	uint64		hash = tab->hashes[e];
-	Size		mask = tab->size - 1;
-	Size		i = slot_of(hash, tab->shift);
-
-	while (tab->slots[i] != 0)
-		i = (i + 1) & mask;
-	tab->slots[i] = (uint32) (e + 1);
-}
-
+/* twice the slots, the taken ones moved to their new places */
 static void
 table_grow(FeatureTable *tab)
 {
-	Size		newsize = tab->size * 2;
-	Size		e;
+	uint64	   *keys = tab->keys;
+	uint32	   *counts = tab->counts;
+	Size		size = tab->size;
+	Size		i;
 
-	if (tab->allocated < newsize)
+	table_alloc(tab, size * 2);
+	table_set_size(tab, size * 2);
+	for (i = 0; i < size; i++)
 	{
-		tab->slots = repalloc_huge(tab->slots, newsize * sizeof(uint32));
-		tab->hashes = repalloc_huge(tab->hashes, newsize / SLOTS_PER_ENTRY * sizeof(uint64));
-		tab->counts = repalloc_huge(tab->counts, newsize / SLOTS_PER_ENTRY * sizeof(uint32));
-		tab->allocated = newsize;
+		if ((i & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (counts[i] != 0)
+		{
+			Size		mask = tab->size - 1;
+			Size		j = slot_of(keys[i], tab->shift);
+
+			while (tab->counts[j] != 0)
+				j = (j + 1) & mask;
+			tab->keys[j] = keys[i];
+			tab->counts[j] = counts[i];
+		}
 	}
-	table_set_size(tab, newsize);
-	for (e = 0; e < tab->used; e++)
-		table_link(tab, e);
+	pfree(keys);
+	pfree(counts);
 }
 
 /* move the table's counts to the tuplesort and empty it */
@@ -399,21 +406,21 @@ static void
 sink_spill(FeatureSink *sink)
 {
 	FeatureTable *tab = sink->table;
-	Size		e;
+	Size		i;
 
 	if (sink->spill == NULL)
 		sink->spill = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
 											work_mem, NULL, TUPLESORT_NONE);
-	for (e = 0; e < tab->used; e++)
+	for (i = 0; i < tab->size; i++)
 	{
 		uint32		count;
 
 		CHECK_FOR_INTERRUPTS();
-		for (count = tab->counts[e]; count > 0; count--)
-			tuplesort_putdatum(sink->spill, Int64GetDatum((int64) tab->hashes[e]), false);
+		for (count = tab->counts[i]; count > 0; count--)
+			tuplesort_putdatum(sink->spill, Int64GetDatum((int64) tab->keys[i]), false);
 	}
 	tab->used = 0;
-	memset(tab->slots, 0, tab->size * sizeof(uint32));
+	memset(tab->counts, 0, tab->size * sizeof(uint32));
 }
 
 /*
@@ -422,12 +429,13 @@ sink_spill(FeatureSink *sink)
  * that earn a vote of 1 (binary: 1; sublinear: the powers of 2, so 1 +
  * floor(log2(c))), so each hash whose new count earns one goes to the
  * accumulator at once and nothing is left to do at the end.  The usual
- * cases take no branch: the hash's slot is empty (a new entry: it is written
- * before the test) or holds the hash itself; only a slot holding another
- * hash probes further.  The hashes are taken as many at a time as there is
- * room for new entries (and votes); then the table grows (or spills) and
- * the rest follow.  From the first spill on the counts are final only at the
- * end: the votes so far are dropped and the spilled counts vote then.
+ * cases take no branch: the hash's slot is empty or holds the hash itself
+ * (either way the hash is written to it and its count goes up by one); only
+ * a slot holding another hash probes further.  The hashes are taken as many
+ * at a time as there is room for new entries (and votes); then the table
+ * grows (or spills) and the rest follow.  From the first spill on the counts
+ * are final only at the end: the votes so far are dropped and the spilled
+ * counts vote then.
  */
 #define SINK_VOTES	256
 
@@ -443,48 +451,43 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 	while (k < n)
 	{
 		/* the table in locals: the stores below cannot change them */
-		uint32	   *slots = tab->slots;
-		uint64	   *known = tab->hashes;
+		uint64	   *keys = tab->keys;
 		uint32	   *counts = tab->counts;
 		Size		mask = tab->size - 1;
 		int			shift = tab->shift;
 		Size		used = tab->used;
-		Size		room = tab->size / SLOTS_PER_ENTRY - used;
-		int			stop = k + (int) Min(Min(room, (Size) (n - k)), (Size) SINK_VOTES);
+		int			stop = k + (int) Min(Min(tab->limit - used, (Size) (n - k)), (Size) SINK_VOTES);
 		int			nvotes = 0;
 
 		for (; k < stop; k++)
 		{
 			uint64		hash = hashes[k];
 			Size		i = slot_of(hash, shift);
-			uint32		slot = slots[i];
-			bool		fresh = slot == 0;
-			Size		e = fresh ? used : slot - 1;
-			uint32		c;
+			uint32		c = counts[i];
 
-			known[used] = hash;
-			counts[used] = 0;
-			if (unlikely(known[e] != hash))
+			/*
+			 * One branch, rarely taken: another hash in the slot (where c is
+			 * 0 the key is stale).  Written as one word, or the compiler
+			 * makes two branches of it, one of them unpredictable.
+			 */
+			if (unlikely(((keys[i] ^ hash) & -(uint64) (c != 0)) != 0))
 			{
 				do
 				{
 					i = (i + 1) & mask;
-					slot = slots[i];
-				} while (slot != 0 && known[slot - 1] != hash);
-				fresh = slot == 0;
-				e = fresh ? used : slot - 1;
+					c = counts[i];
+				} while (c != 0 && keys[i] != hash);
 			}
-			c = ++counts[e];
-			/* slot is 0 when fresh: no branch (a compiler makes one of ?:) */
-			slots[i] = slot | ((uint32) (used + 1) & -(uint32) fresh);
-			used += fresh;
+			keys[i] = hash;
+			counts[i] = ++c;
+			used += c == 1;
 			votes[nvotes] = hash;
 			nvotes += ((c | other) & (c - 1)) == 0;
 		}
 		tab->used = used;
 		if (sink->spill == NULL)
 			simhash_acc_add_units(&sink->acc, votes, nvotes);
-		if (k < n && tab->used == tab->size / SLOTS_PER_ENTRY)
+		if (k < n && tab->used == tab->limit)
 		{
 			if (tab->size < tab->max_size)
 				table_grow(tab);
@@ -618,8 +621,7 @@ fingerprint_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, int n, Weight
 	result = sink_finish(&sink);
 	if (sink.table != NULL && fcinfo->flinfo == NULL)
 	{
-		pfree(sink.table->slots);
-		pfree(sink.table->hashes);
+		pfree(sink.table->keys);
 		pfree(sink.table->counts);
 		pfree(sink.table);
 	}
