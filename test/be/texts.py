@@ -201,6 +201,12 @@ for _ in range(600):
 for _ in range(400):
     texts.append(han_mixed(R.randint(1000, 3000)))
 
+# long Han runs (1..400 characters: many eight-character steps, and runs
+# across the 1024-byte block ends) among kana, CJK punctuation and ASCII
+for _ in range(300):
+    texts.append(fill(R.randint(100, 3000), lambda: han_run(R.choice([R.randint(1, 30), R.randint(30, 400)])) +
+                      R.choice(KANA + CJK_PUNCT + [" ", "a", "1 ", ", "])))
+
 # full-width letters, digits and punctuation (and with ASCII)
 for _ in range(400):
     texts.append(pool_text([FW_ALNUM, FW_PUNCT, FULLWIDTH], R.randint(1, 600)))
