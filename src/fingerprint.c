@@ -28,10 +28,15 @@
 /* the planes hold counts below 2^SIMHASH_PLANES: flush before they could not */
 #define ACC_FLUSH_AT	(1U << (SIMHASH_PLANES - 1))
 
+/* an empty accumulator: counts[] and weighted[] are zeroed when first used */
 void
 simhash_acc_init(SimhashAcc *acc)
 {
-	memset(acc, 0, sizeof(*acc));
+	memset(acc->planes, 0, sizeof(acc->planes));
+	acc->nunit = 0;
+	acc->pending = 0;
+	acc->flushed = false;
+	acc->has_weighted = false;
 }
 
 /* move the bit-plane counts into counts[] */
@@ -41,6 +46,11 @@ acc_flush_planes(SimhashAcc *acc)
 	int			p,
 				bit;
 
+	if (!acc->flushed)
+	{
+		memset(acc->counts, 0, sizeof(acc->counts));
+		acc->flushed = true;
+	}
 	for (p = 0; p < SIMHASH_PLANES; p++)
 	{
 		uint64		plane = acc->planes[p];
@@ -183,9 +193,13 @@ simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight)
 {
 	int			bit;
 
+	if (!acc->has_weighted)
+	{
+		memset(acc->weighted, 0, sizeof(acc->weighted));
+		acc->has_weighted = true;
+	}
 	for (bit = 0; bit < 64; bit++)
 		acc->weighted[bit] += ((hash >> bit) & 1) ? weight : -weight;
-	acc->has_weighted = true;
 }
 
 /*
@@ -697,16 +711,21 @@ given_init(GivenBatch *b, const void *base)
 
 /*
  * Hash the batch and add its votes: all of weight 1 (every array, most
- * tsvectors) in one go; otherwise the features are listed by the bits of
- * their weights below 16 (each written to every list and counted in those of
- * its bits, without a branch) and each list is added as features of weight
- * 2^bit; what a weight has above 15 (rare) is added on its own.
+ * tsvectors) in one go; otherwise those of weight 1 are listed apart from
+ * the others (each written to both lists and counted in one, without a
+ * branch) and added in one go, and the others are listed by the bits of
+ * their weights below 16 the same way and each list added as features of
+ * weight 2^bit; what a weight has above 15 (rare) is added on its own.
  */
 static void
 given_flush(GivenBatch *b, SimhashAcc *acc)
 {
+	uint64		ones[GIVEN_BATCH];
+	uint16		others[GIVEN_BATCH];
 	uint64		bybit[4][GIVEN_BATCH];
-	int			c0 = 0,
+	int			nones = 0,
+				nothers = 0,
+				c0 = 0,
 				c1 = 0,
 				c2 = 0,
 				c3 = 0,
@@ -723,8 +742,16 @@ given_flush(GivenBatch *b, SimhashAcc *acc)
 	}
 	for (i = 0; i < b->n; i++)
 	{
-		uint64		h = b->hash[i];
-		uint32		w = b->weight[i];
+		ones[nones] = b->hash[i];
+		others[nothers] = (uint16) i;
+		nones += b->weight[i] == 1;
+		nothers += b->weight[i] != 1;
+	}
+	acc_add_units_at(acc, ones, nones, 0);
+	for (i = 0; i < nothers; i++)
+	{
+		uint64		h = b->hash[others[i]];
+		uint32		w = b->weight[others[i]];
 
 		bybit[0][c0] = bybit[1][c1] = bybit[2][c2] = bybit[3][c3] = h;
 		c0 += w & 1;
@@ -956,9 +983,16 @@ simhash_agg_combinefn(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(a);
 	}
 	a = (SimhashAcc *) PG_GETARG_POINTER(0);
-	for (bit = 0; bit < 64; bit++)
-		a->weighted[bit] += b->weighted[bit];
-	a->has_weighted |= b->has_weighted;
+	if (b->has_weighted)
+	{
+		if (!a->has_weighted)
+		{
+			memset(a->weighted, 0, sizeof(a->weighted));
+			a->has_weighted = true;
+		}
+		for (bit = 0; bit < 64; bit++)
+			a->weighted[bit] += b->weighted[bit];
+	}
 	PG_RETURN_POINTER(a);
 }
 
@@ -970,7 +1004,10 @@ simhash_agg_serialfn(PG_FUNCTION_ARGS)
 	bytea	   *out = palloc(VARHDRSZ + sizeof(acc->weighted) + 1);
 
 	SET_VARSIZE(out, VARHDRSZ + sizeof(acc->weighted) + 1);
-	memcpy(VARDATA(out), acc->weighted, sizeof(acc->weighted));
+	if (acc->has_weighted)
+		memcpy(VARDATA(out), acc->weighted, sizeof(acc->weighted));
+	else
+		memset(VARDATA(out), 0, sizeof(acc->weighted));
 	VARDATA(out)[sizeof(acc->weighted)] = acc->has_weighted ? 1 : 0;
 	PG_RETURN_BYTEA_P(out);
 }

@@ -104,9 +104,10 @@ typedef struct SimhashAcc
 	uint64		planes[SIMHASH_PLANES]; /* bit-sliced counts of set bits */
 	uint64		nunit;			/* total integer weight added */
 	uint32		pending;		/* weight added to planes since their flush */
+	bool		flushed;		/* counts[] in use (zeroed at the first flush) */
+	bool		has_weighted;	/* weighted[] in use (zeroed at the first) */
 	int64		counts[64];		/* flushed counts of set bits */
 	double		weighted[64];	/* signed sums of weighted features */
-	bool		has_weighted;
 } SimhashAcc;
 
 extern void simhash_acc_init(SimhashAcc *acc);

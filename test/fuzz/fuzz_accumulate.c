@@ -1,14 +1,16 @@
 /*
  * fuzz_accumulate.c
- *	  libFuzzer target: the vote accumulator behind simhash(text[]),
- *	  simhash(text[], float8[]) and simhash_agg(): arbitrary sequences of
- *	  unit features (the bit-plane counter) and finite weighted features,
- *	  against plain per-bit sums.  Records: a flag byte (bit 0: weighted;
- *	  else bits 1..7 give the run length - 1), 8 bytes of weight if
- *	  weighted, then a length byte and the feature's bytes, hashed as the
- *	  server hashes a given feature.  The counter's flush, every 2^19 unit
- *	  features, is too slow to reach on every input: it is checked once at
- *	  start-up.
+ *	  libFuzzer target: the vote accumulator behind simhash(text),
+ *	  simhash(text[]), simhash(text[], float8[]) and simhash_agg():
+ *	  arbitrary sequences of integer-weight features (the bit-plane counter:
+ *	  runs of one feature added as a batch of copies, through the
+ *	  Harley-Seal adder, or as one feature of that weight) and finite
+ *	  weighted features, against plain per-bit sums.  Records: a flag byte
+ *	  (bit 0: weighted; else bit 1 chooses a batch or a weight and bits 2..7
+ *	  give the run length - 1), 8 bytes of weight if weighted, then a length
+ *	  byte and the feature's bytes, hashed as the server hashes a given
+ *	  feature.  The counter's flush, every 2^19 units of weight, is too slow
+ *	  to reach on every input: it is checked once at start-up.
  */
 #include "simhash.h"
 
@@ -33,7 +35,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		/* few distinct hashes, so that the counts are far from 0 */
 		uint64		hash = simhash_feature_hash((const char *) &i, 1);
 
-		simhash_acc_add_unit(acc, hash);
+		simhash_acc_add_units(acc, &hash, 1);
 		for (bit = 0; bit < 64; bit++)
 			units[bit] += ((hash >> bit) & 1) ? 1 : -1;
 	}
@@ -87,11 +89,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		else
 		{
-			int64		run = (flag >> 1) + 1;
-			int64		i;
+			int			run = (flag >> 2) + 1;
 
-			for (i = 0; i < run; i++)
-				simhash_acc_add_unit(acc, hash);
+			if (flag & 2)
+				simhash_acc_add_times(acc, hash, (uint32) run);
+			else
+			{
+				uint64		copies[64];
+				int			i;
+
+				for (i = 0; i < run; i++)
+					copies[i] = hash;
+				simhash_acc_add_units(acc, copies, run);
+			}
 			for (bit = 0; bit < 64; bit++)
 				units[bit] += ((hash >> bit) & 1) ? run : -run;
 		}

@@ -226,17 +226,9 @@ MemoryContextAllocZero(MemoryContext context, Size size)
 }
 
 void *
-repalloc_huge(void *pointer, Size size)
+MemoryContextAllocExtended(MemoryContext context, Size size, int flags)
 {
-	void	   *p;
-
-	if (!AllocHugeSizeIsValid(size) || !live_remove(pointer))
-		abort();
-	p = realloc(pointer, size ? size : 1);
-	if (p == NULL)
-		abort();
-	live_add(p);
-	return p;
+	return palloc_extended(size, flags);
 }
 
 void
