@@ -1,0 +1,212 @@
+/*
+ * driver.c
+ *	  test/fpbench's driver: src/fingerprint.c and src/tokenize.c outside
+ *	  the server, the server functions they call stubbed (run.sh compiles
+ *	  it with a revision's two files).  Runs simhash(text), simhash_ngram()
+ *	  or simhash(text[]) on every text of a file, PASSES times, and prints
+ *	  the texts, their MB, the fastest pass's CPU milliseconds and the XOR
+ *	  of all fingerprints (each times its text's number), so that two
+ *	  revisions can be compared for speed and for sameness.
+ *
+ *	  driver FILE PASSES MODE     FILE: texts, each ended by a NUL byte;
+ *	                              MODE: text | ngram | array
+ *
+ * text is simhash(body) (3-shingles, sublinear); ngram is
+ * simhash_ngram(body) (3, tf); array is simhash(text[]) over the text's
+ * ASCII words, lower-cased (as regexp_split_to_array(lower(body), '\W+')
+ * would give for ASCII text).  NFKC is PostgreSQL's own unicode_normalize()
+ * (libpgcommon); its quick check, which only the server has, always says
+ * "maybe" here, so the few pieces that need a look are normalized even when
+ * they are normalized already (the same result, a little more work).  PASSES = 0 reads the
+ * texts only (the baseline of an instruction count).
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <time.h>
+
+#include "common/pg_prng.h"
+#include "catalog/pg_type.h"
+#include "common/unicode_norm.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#undef printf
+#undef fprintf
+
+/* ---- server stubs: memory from malloc, one encoding, no errors expected ---- */
+
+MemoryContext CurrentMemoryContext = NULL;
+volatile sig_atomic_t InterruptPending = false;
+int			work_mem = 4096;
+pg_prng_state pg_global_prng_state;
+
+void ProcessInterrupts(void) {}
+uint64 pg_prng_uint64(pg_prng_state *state) { return UINT64CONST(0x9E3779B97F4A7C15); }
+void *palloc(Size size) { return malloc(size ? size : 1); }
+void *palloc0(Size size) { return calloc(1, size ? size : 1); }
+void pfree(void *pointer) { free(pointer); }
+void *repalloc(void *pointer, Size size) { return realloc(pointer, size); }
+void *repalloc_huge(void *pointer, Size size) { return realloc(pointer, size); }
+void *MemoryContextAlloc(MemoryContext context, Size size) { return malloc(size); }
+void *MemoryContextAllocHuge(MemoryContext context, Size size) { return malloc(size); }
+void *MemoryContextAllocZero(MemoryContext context, Size size) { return calloc(1, size); }
+void *MemoryContextAllocExtended(MemoryContext context, Size size, int flags) { return calloc(1, size); }
+int GetDatabaseEncoding(void) { return PG_UTF8; }
+char *pg_server_to_any(const char *s, int len, int encoding) { return (char *) s; }
+struct varlena *pg_detoast_datum(struct varlena *datum) { return datum; }
+struct varlena *pg_detoast_datum_packed(struct varlena *datum) { return datum; }
+int ArrayGetNItems(int ndim, const int *dims) { return ndim ? dims[0] : 0; }
+int errcode(int sqlerrcode) { return 0; }
+int errdetail(const char *fmt,...) { return 0; }
+int errhint(const char *fmt,...) { return 0; }
+int errmsg(const char *fmt,...) { return 0; }
+int errmsg_internal(const char *fmt,...) { return 0; }
+bool errstart_cold(int elevel, const char *domain) { return true; }
+bool errstart(int elevel, const char *domain) { return true; }
+void errfinish(const char *filename, int lineno, const char *funcname) { fprintf(stderr, "driver: error at %s:%d\n", filename, lineno); abort(); }
+/* never reached here (no aggregate, no spill within work_mem) */
+int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggcontext) { abort(); }
+char *text_to_cstring(const text *t) { abort(); }
+void *tuplesort_begin_datum() { abort(); }
+void tuplesort_end() { abort(); }
+bool tuplesort_getdatum() { abort(); }
+void tuplesort_performsort() { abort(); }
+void tuplesort_putdatum() { abort(); }
+/* the server's quick check is not in libpgcommon: normalize (libpgcommon's) */
+UnicodeNormalizationQC unicode_is_normalized_quickcheck(UnicodeNormalizationForm form, const pg_wchar *input) { return UNICODE_NORM_QC_MAYBE; }
+
+extern Datum simhash_text(PG_FUNCTION_ARGS);
+extern Datum simhash_ngram(PG_FUNCTION_ARGS);
+extern Datum simhash_features(PG_FUNCTION_ARGS);
+
+static text *
+make_text(const char *s, size_t len)
+{
+	text	   *t = malloc(VARHDRSZ + len);
+
+	SET_VARSIZE(t, VARHDRSZ + len);
+	memcpy(VARDATA(t), s, len);
+	return t;
+}
+
+/* a one-dimensional text[] of the ASCII words of t, lower-cased */
+static ArrayType *
+words_array(const text *t)
+{
+	const char *s = VARDATA(t);
+	int			len = VARSIZE(t) - VARHDRSZ,
+				n = 0,
+				i = 0;
+	char	   *data = malloc(len * 8 + 64),
+			   *q = data;
+	ArrayType  *a;
+
+	while (i < len)
+	{
+		int			j = i;
+
+		while (j < len && isalnum((unsigned char) s[j]))
+			j++;
+		if (j > i && j - i < 127)
+		{
+			SET_VARSIZE_SHORT(q, j - i + 1);
+			for (int k = 0; k < j - i; k++)
+				q[1 + k] = tolower((unsigned char) s[i + k]);
+			q += 1 + (j - i);
+			while ((q - data) % 4)
+				*q++ = 0;
+			n++;
+		}
+		i = j + 1;
+	}
+	a = calloc(1, ARR_OVERHEAD_NONULLS(1) + (q - data));
+	SET_VARSIZE(a, ARR_OVERHEAD_NONULLS(1) + (q - data));
+	a->ndim = 1;
+	a->elemtype = TEXTOID;
+	ARR_DIMS(a)[0] = n;
+	ARR_LBOUND(a)[0] = 1;
+	memcpy(ARR_DATA_PTR(a), data, q - data);
+	free(data);
+	return a;
+}
+
+int
+main(int argc, char **argv)
+{
+	FILE	   *f;
+	char	   *buf;
+	size_t		n,
+				i,
+				start = 0,
+				total = 0;
+	int			passes,
+				ntexts = 0,
+				p,
+				k;
+	const char *mode;
+	void	  **args;
+	text	   *weighting;
+	FmgrInfo	flinfo;
+	double		best = 1e30;
+	uint64		x = 0;
+
+	if (argc != 4 || (f = fopen(argv[1], "rb")) == NULL)
+	{
+		fprintf(stderr, "usage: driver FILE PASSES text|ngram|array\n");
+		return 2;
+	}
+	passes = atoi(argv[2]);
+	mode = argv[3];
+	buf = malloc(1 << 30);
+	n = fread(buf, 1, 1 << 30, f);
+	for (i = 0; i < n; i++)
+		ntexts += buf[i] == '\0';
+	args = malloc(sizeof(void *) * (ntexts + 1));
+	ntexts = 0;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+		{
+			text	   *t = make_text(buf + start, i - start);
+
+			args[ntexts++] = strcmp(mode, "array") == 0 ? (void *) words_array(t) : (void *) t;
+			total += i - start;
+			start = i + 1;
+		}
+	weighting = strcmp(mode, "ngram") == 0 ? make_text("tf", 2) : make_text("sublinear", 9);
+	memset(&flinfo, 0, sizeof(flinfo));
+	for (p = 0; p < passes; p++)
+	{
+		struct timespec a,
+					b;
+		double		s;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+		for (k = 0; k < ntexts; k++)
+		{
+			LOCAL_FCINFO(fcinfo, 3);
+			Datum		fp;
+
+			fcinfo->flinfo = &flinfo;
+			fcinfo->nargs = 3;
+			fcinfo->args[0].value = PointerGetDatum(args[k]);
+			fcinfo->args[1].value = Int32GetDatum(3);
+			fcinfo->args[2].value = PointerGetDatum(weighting);
+			fcinfo->args[0].isnull = fcinfo->args[1].isnull = fcinfo->args[2].isnull = false;
+			fp = strcmp(mode, "text") == 0 ? simhash_text(fcinfo) :
+				strcmp(mode, "ngram") == 0 ? simhash_ngram(fcinfo) : simhash_features(fcinfo);
+			if (p == 0)
+				x ^= (uint64) DatumGetInt64(fp) * (uint64) (k + 1);
+		}
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+		s = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		if (s < best)
+			best = s;
+	}
+	printf("%d %.3f %.2f %016llx\n", ntexts, total / 1e6, passes > 0 ? best * 1e3 : 0.0,
+		   (unsigned long long) x);
+	return 0;
+}
