@@ -31,13 +31,17 @@
 #include "common/unicode_norm.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
+#include "access/tupmacs.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
 
 #undef printf
 #undef fprintf
 
-/* ---- server stubs: memory from malloc, one encoding, no errors expected ---- */
+/*
+ * ---- server stubs: memory from malloc (palloc and pfree are libpgcommon's),
+ * one encoding, no errors expected ----
+ */
 
 MemoryContext CurrentMemoryContext = NULL;
 volatile sig_atomic_t InterruptPending = false;
@@ -46,10 +50,6 @@ pg_prng_state pg_global_prng_state;
 
 void ProcessInterrupts(void) {}
 uint64 pg_prng_uint64(pg_prng_state *state) { return UINT64CONST(0x9E3779B97F4A7C15); }
-void *palloc(Size size) { return malloc(size ? size : 1); }
-void *palloc0(Size size) { return calloc(1, size ? size : 1); }
-void pfree(void *pointer) { free(pointer); }
-void *repalloc(void *pointer, Size size) { return realloc(pointer, size); }
 void *repalloc_huge(void *pointer, Size size) { return realloc(pointer, size); }
 void *MemoryContextAlloc(MemoryContext context, Size size) { return malloc(size); }
 void *MemoryContextAllocHuge(MemoryContext context, Size size) { return malloc(size); }
@@ -70,7 +70,6 @@ bool errstart(int elevel, const char *domain) { return true; }
 void errfinish(const char *filename, int lineno, const char *funcname) { fprintf(stderr, "driver: error at %s:%d\n", filename, lineno); abort(); }
 /* never reached here (no aggregate, no spill within work_mem) */
 int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggcontext) { abort(); }
-char *text_to_cstring(const text *t) { abort(); }
 void *tuplesort_begin_datum() { abort(); }
 void tuplesort_end() { abort(); }
 bool tuplesort_getdatum() { abort(); }
@@ -78,6 +77,37 @@ void tuplesort_performsort() { abort(); }
 void tuplesort_putdatum() { abort(); }
 /* the server's quick check is not in libpgcommon: normalize (libpgcommon's) */
 UnicodeNormalizationQC unicode_is_normalized_quickcheck(UnicodeNormalizationForm form, const pg_wchar *input) { return UNICODE_NORM_QC_MAYBE; }
+
+char *
+text_to_cstring(const text *t)
+{
+	size_t		len = VARSIZE_ANY_EXHDR(t);
+	char	   *s = malloc(len + 1);
+
+	memcpy(s, VARDATA_ANY(t), len);
+	s[len] = '\0';
+	return s;
+}
+
+/* earlier revisions read arrays so: a one-dimensional text[] without NULLs */
+void
+deconstruct_array(ArrayType *array, Oid elmtype, int elmlen, bool elmbyval, char elmalign,
+				  Datum **elemsp, bool **nullsp, int *nelemsp)
+{
+	int			n = ARR_NDIM(array) ? ARR_DIMS(array)[0] : 0;
+	char	   *p = ARR_DATA_PTR(array);
+
+	*elemsp = malloc(sizeof(Datum) * (n + 1));
+	if (nullsp)
+		*nullsp = calloc(n + 1, sizeof(bool));
+	*nelemsp = n;
+	for (int i = 0; i < n; i++)
+	{
+		(*elemsp)[i] = PointerGetDatum(p);
+		p = att_addlength_pointer(p, -1, p);
+		p = (char *) att_align_nominal(p, TYPALIGN_INT);
+	}
+}
 
 extern Datum simhash_text(PG_FUNCTION_ARGS);
 extern Datum simhash_ngram(PG_FUNCTION_ARGS);

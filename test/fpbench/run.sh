@@ -72,7 +72,8 @@ cflags_sl=$("$PG_CONFIG" --cflags_sl)
 inc=$("$PG_CONFIG" --includedir-server)
 build() {	# build TREE NAME
 	gcc $cflags $cflags_sl -I"$1/src" -I"$inc" -w -o "$tmp/$2" "$here/driver.c" \
-		"$1/src/fingerprint.c" "$1/src/tokenize.c" "$("$PG_CONFIG" --pkglibdir)/libpgcommon.a" -lm
+		"$1/src/fingerprint.c" "$1/src/tokenize.c" \
+		"$("$PG_CONFIG" --pkglibdir)/libpgcommon.a" "$("$PG_CONFIG" --pkglibdir)/libpgport.a" -lm
 }
 names=(now)
 build "$root" now
