@@ -1,8 +1,9 @@
 /*
  * driver.c
  *	  test/fpbench's driver: src/fingerprint.c and src/tokenize.c outside
- *	  the server, the server functions they call stubbed (run.sh compiles
- *	  it with a revision's two files).  Runs simhash(text), simhash_ngram()
+ *	  the server, with the fuzz targets' stubs of the server functions
+ *	  they call (test/fuzz/stubs.c) and PostgreSQL's libpgcommon (run.sh
+ *	  compiles it with a revision's two files).  Runs simhash(text), simhash_ngram()
  *	  or simhash(text[]) on every text of a file, PASSES times, and prints
  *	  the texts, their MB, the fastest pass's CPU milliseconds and the XOR
  *	  of all fingerprints (each times its text's number), so that two
@@ -15,81 +16,27 @@
  * simhash_ngram(body) (3, tf); array is simhash(text[]) over the text's
  * ASCII words, lower-cased (as regexp_split_to_array(lower(body), '\W+')
  * would give for ASCII text).  NFKC is PostgreSQL's own unicode_normalize()
- * (libpgcommon); its quick check, which only the server has, always says
- * "maybe" here, so the few pieces that need a look are normalized even when
- * they are normalized already (the same result, a little more work).  PASSES = 0 reads the
- * texts only (the baseline of an instruction count).
+ * (libpgcommon; the stubs' quick check normalizes too, so the few pieces
+ * that need a look cost a little more than in the server).  PASSES = 0
+ * reads the texts only (the baseline of an instruction count).
  */
 #include "postgres.h"
 
 #include <ctype.h>
-#include <signal.h>
 #include <time.h>
 
-#include "common/pg_prng.h"
-#include "catalog/pg_type.h"
-#include "common/unicode_norm.h"
-#include "fmgr.h"
-#include "mb/pg_wchar.h"
+#include "../fuzz/fuzz.h"
 #include "access/tupmacs.h"
+#include "catalog/pg_type.h"
 #include "utils/array.h"
-#include "utils/memutils.h"
 
 #undef printf
 #undef fprintf
 
 /*
- * ---- server stubs: memory from malloc (palloc and pfree are libpgcommon's),
- * one encoding, no errors expected ----
+ * A server function only earlier revisions call: they read arrays so (a
+ * one-dimensional text[] without NULLs here).
  */
-
-MemoryContext CurrentMemoryContext = NULL;
-volatile sig_atomic_t InterruptPending = false;
-int			work_mem = 4096;
-pg_prng_state pg_global_prng_state;
-
-void ProcessInterrupts(void) {}
-uint64 pg_prng_uint64(pg_prng_state *state) { return UINT64CONST(0x9E3779B97F4A7C15); }
-void *repalloc_huge(void *pointer, Size size) { return realloc(pointer, size); }
-void *MemoryContextAlloc(MemoryContext context, Size size) { return malloc(size); }
-void *MemoryContextAllocHuge(MemoryContext context, Size size) { return malloc(size); }
-void *MemoryContextAllocZero(MemoryContext context, Size size) { return calloc(1, size); }
-void *MemoryContextAllocExtended(MemoryContext context, Size size, int flags) { return calloc(1, size); }
-int GetDatabaseEncoding(void) { return PG_UTF8; }
-char *pg_server_to_any(const char *s, int len, int encoding) { return (char *) s; }
-struct varlena *pg_detoast_datum(struct varlena *datum) { return datum; }
-struct varlena *pg_detoast_datum_packed(struct varlena *datum) { return datum; }
-int ArrayGetNItems(int ndim, const int *dims) { return ndim ? dims[0] : 0; }
-int errcode(int sqlerrcode) { return 0; }
-int errdetail(const char *fmt,...) { return 0; }
-int errhint(const char *fmt,...) { return 0; }
-int errmsg(const char *fmt,...) { return 0; }
-int errmsg_internal(const char *fmt,...) { return 0; }
-bool errstart_cold(int elevel, const char *domain) { return true; }
-bool errstart(int elevel, const char *domain) { return true; }
-void errfinish(const char *filename, int lineno, const char *funcname) { fprintf(stderr, "driver: error at %s:%d\n", filename, lineno); abort(); }
-/* never reached here (no aggregate, no spill within work_mem) */
-int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggcontext) { abort(); }
-void *tuplesort_begin_datum() { abort(); }
-void tuplesort_end() { abort(); }
-bool tuplesort_getdatum() { abort(); }
-void tuplesort_performsort() { abort(); }
-void tuplesort_putdatum() { abort(); }
-/* the server's quick check is not in libpgcommon: normalize (libpgcommon's) */
-UnicodeNormalizationQC unicode_is_normalized_quickcheck(UnicodeNormalizationForm form, const pg_wchar *input) { return UNICODE_NORM_QC_MAYBE; }
-
-char *
-text_to_cstring(const text *t)
-{
-	size_t		len = VARSIZE_ANY_EXHDR(t);
-	char	   *s = malloc(len + 1);
-
-	memcpy(s, VARDATA_ANY(t), len);
-	s[len] = '\0';
-	return s;
-}
-
-/* earlier revisions read arrays so: a one-dimensional text[] without NULLs */
 void
 deconstruct_array(ArrayType *array, Oid elmtype, int elmlen, bool elmbyval, char elmalign,
 				  Datum **elemsp, bool **nullsp, int *nelemsp)
@@ -112,16 +59,6 @@ deconstruct_array(ArrayType *array, Oid elmtype, int elmlen, bool elmbyval, char
 extern Datum simhash_text(PG_FUNCTION_ARGS);
 extern Datum simhash_ngram(PG_FUNCTION_ARGS);
 extern Datum simhash_features(PG_FUNCTION_ARGS);
-
-static text *
-make_text(const char *s, size_t len)
-{
-	text	   *t = malloc(VARHDRSZ + len);
-
-	SET_VARSIZE(t, VARHDRSZ + len);
-	memcpy(VARDATA(t), s, len);
-	return t;
-}
 
 /* a one-dimensional text[] of the ASCII words of t, lower-cased */
 static ArrayType *
@@ -200,13 +137,13 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (buf[i] == '\0')
 		{
-			text	   *t = make_text(buf + start, i - start);
+			text	   *t = fuzz_text(buf + start, i - start);
 
 			args[ntexts++] = strcmp(mode, "array") == 0 ? (void *) words_array(t) : (void *) t;
 			total += i - start;
 			start = i + 1;
 		}
-	weighting = strcmp(mode, "ngram") == 0 ? make_text("tf", 2) : make_text("sublinear", 9);
+	weighting = strcmp(mode, "ngram") == 0 ? fuzz_text("tf", 2) : fuzz_text("sublinear", 9);
 	memset(&flinfo, 0, sizeof(flinfo));
 	for (p = 0; p < passes; p++)
 	{

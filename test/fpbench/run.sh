@@ -8,7 +8,8 @@
 #
 # For the working tree's src/ and each REV's, compiles src/fingerprint.c
 # and src/tokenize.c with the server's compiler flags (pg_config) into
-# driver.c (server functions stubbed), then for simhash(body) (3-shingles,
+# driver.c (the server functions are test/fuzz/stubs.c's, with
+# PostgreSQL's libpgcommon), then for simhash(body) (3-shingles,
 # sublinear), simhash_ngram(body) (3, tf) and simhash(text[]) (the ASCII
 # words) over the English and the Chinese documents of
 # ../shared/data/{natural,edited} (SIMHASH_DATA):
@@ -72,7 +73,7 @@ cflags_sl=$("$PG_CONFIG" --cflags_sl)
 inc=$("$PG_CONFIG" --includedir-server)
 build() {	# build TREE NAME
 	gcc $cflags $cflags_sl -I"$1/src" -I"$inc" -w -o "$tmp/$2" "$here/driver.c" \
-		"$1/src/fingerprint.c" "$1/src/tokenize.c" \
+		"$here/../fuzz/stubs.c" "$1/src/fingerprint.c" "$1/src/tokenize.c" \
 		"$("$PG_CONFIG" --pkglibdir)/libpgcommon.a" "$("$PG_CONFIG" --pkglibdir)/libpgport.a" -lm
 }
 names=(now)

@@ -18,6 +18,17 @@ extern int	fuzz_error_sqlstate;	/* of the last ereport(ERROR) */
 /* frees every palloc'd block still live, as the server resets a context */
 extern void fuzz_reset_memory(void);
 
+/* a text datum of len bytes at s */
+static inline text *
+fuzz_text(const char *s, size_t len)
+{
+	text	   *t = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(t, VARHDRSZ + len);
+	memcpy(VARDATA(t), s, len);
+	return t;
+}
+
 /*
  * Calls fn with up to three arguments; false (and fuzz_error_sqlstate set) if
  * it raised an ERROR.

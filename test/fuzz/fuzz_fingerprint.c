@@ -91,16 +91,6 @@ recompute(Features *f, int weighting)
 	return result;
 }
 
-static text *
-make_text(const char *s, size_t len)
-{
-	text	   *t = palloc(VARHDRSZ + len);
-
-	SET_VARSIZE(t, VARHDRSZ + len);
-	memcpy(VARDATA(t), s, len);
-	return t;
-}
-
 static bool
 all_ascii(const char *s, size_t len)
 {
@@ -235,8 +225,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = pg_encoding_verifymbstr(PG_UTF8, body, size - 1);
 
 	FUZZ_CHECK(fuzz_call(kind == SIMHASH_FEATURE_WORDS ? simhash_text : simhash_ngram, &result, 3,
-						 PointerGetDatum(make_text(body, len)), Int32GetDatum(n),
-						 PointerGetDatum(make_text(weightings[weighting], strlen(weightings[weighting])))));
+						 PointerGetDatum(fuzz_text(body, len)), Int32GetDatum(n),
+						 PointerGetDatum(fuzz_text(weightings[weighting], strlen(weightings[weighting])))));
 	fuzz_reset_memory();
 
 	simhash_tokenize(body, len, kind, n, collect, &f);

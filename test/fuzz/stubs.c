@@ -1,9 +1,9 @@
 /*
  * stubs.c
  *	  The few parts of the PostgreSQL backend that the extension's pure C code
- *	  calls, for the libFuzzer targets, which run without a server.  The rest
- *	  (unicode_normalize, psprintf, UTF-8 verification) comes from the
- *	  installation's libpgcommon.a.
+ *	  calls, for the libFuzzer targets and test/fpbench's driver, which run
+ *	  without a server.  The rest (unicode_normalize, psprintf, UTF-8
+ *	  verification) comes from the installation's libpgcommon.a.
  *
  *	  Memory: palloc and friends are malloc with a registry of live blocks,
  *	  and fuzz_reset_memory() frees what is left, as the server resets the
@@ -280,13 +280,30 @@ unicode_is_normalized_quickcheck(UnicodeNormalizationForm form, const pg_wchar *
 	return same ? UNICODE_NORM_QC_YES : UNICODE_NORM_QC_NO;
 }
 
-/* the targets pass plain, uncompressed, inline text */
+/* the callers pass plain, uncompressed, inline values */
 struct varlena *
 pg_detoast_datum_packed(struct varlena *datum)
 {
 	if (VARATT_IS_EXTENDED(datum) && !VARATT_IS_SHORT(datum))
 		abort();
 	return datum;
+}
+
+struct varlena *
+pg_detoast_datum(struct varlena *datum)
+{
+	if (VARATT_IS_EXTENDED(datum))
+		abort();
+	return datum;
+}
+
+/* one-dimensional arrays (test/fpbench) */
+int
+ArrayGetNItems(int ndim, const int *dims)
+{
+	if (ndim > 1)
+		abort();
+	return ndim == 1 ? dims[0] : 0;
 }
 
 char *
@@ -314,8 +331,6 @@ UNREACHABLE(bool tuplesort_getdatum(Tuplesortstate *state, bool forward, Datum *
 									Datum *abbrev))
 UNREACHABLE(void tuplesort_end(Tuplesortstate *state))
 UNREACHABLE(int AggCheckCallContext(FunctionCallInfo fcinfo, MemoryContext *aggcontext))
-UNREACHABLE(struct varlena *pg_detoast_datum(struct varlena *datum))
-UNREACHABLE(int ArrayGetNItems(int ndim, const int *dims))
 UNREACHABLE(int64 pq_getmsgint64(StringInfo msg))
 UNREACHABLE(unsigned int pq_getmsgint(StringInfo msg, int b))
 UNREACHABLE(void pq_begintypsend(StringInfo buf))
