@@ -231,6 +231,21 @@ MemoryContextAllocExtended(MemoryContext context, Size size, int flags)
 	return palloc_extended(size, flags);
 }
 
+/* earlier revisions grow their feature table so (test/fpbench) */
+void *
+repalloc_huge(void *pointer, Size size)
+{
+	void	   *p;
+
+	if (!AllocHugeSizeIsValid(size) || !live_remove(pointer))
+		abort();
+	p = realloc(pointer, size ? size : 1);
+	if (p == NULL)
+		abort();
+	live_add(p);
+	return p;
+}
+
 void
 pfree(void *pointer)
 {
