@@ -366,8 +366,9 @@ table_reset(FeatureTable *tab, Size expected_features)
 
 	if (slot_multiplier == 0)
 		slot_multiplier = pg_prng_uint64(&pg_global_prng_state) | 1;
+	/* growing to max_size holds the old half and the new table at once */
 	tab->max_size = 64;
-	while (tab->max_size * 2 * SLOT_BYTES <= (Size) work_mem * 1024 &&
+	while (tab->max_size * 2 * SLOT_BYTES * 3 / 2 <= (Size) work_mem * 1024 &&
 		   tab->max_size < ((Size) 1 << 32))
 		tab->max_size *= 2;
 	while (size < SLOTS_PER_ENTRY * expected_features && size < Min((Size) 1 << 16, tab->max_size))
