@@ -188,18 +188,26 @@ simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 w)
 	}
 }
 
-void
-simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight)
+/* the weighted sums, zeroed when first used */
+static inline double *
+acc_weighted(SimhashAcc *acc)
 {
-	int			bit;
-
 	if (!acc->has_weighted)
 	{
 		memset(acc->weighted, 0, sizeof(acc->weighted));
 		acc->has_weighted = true;
 	}
+	return acc->weighted;
+}
+
+void
+simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight)
+{
+	double	   *sums = acc_weighted(acc);
+	int			bit;
+
 	for (bit = 0; bit < 64; bit++)
-		acc->weighted[bit] += ((hash >> bit) & 1) ? weight : -weight;
+		sums[bit] += ((hash >> bit) & 1) ? weight : -weight;
 }
 
 /*
@@ -986,13 +994,10 @@ simhash_agg_combinefn(PG_FUNCTION_ARGS)
 	a = (SimhashAcc *) PG_GETARG_POINTER(0);
 	if (b->has_weighted)
 	{
-		if (!a->has_weighted)
-		{
-			memset(a->weighted, 0, sizeof(a->weighted));
-			a->has_weighted = true;
-		}
+		double	   *sums = acc_weighted(a);
+
 		for (bit = 0; bit < 64; bit++)
-			a->weighted[bit] += b->weighted[bit];
+			sums[bit] += b->weighted[bit];
 	}
 	PG_RETURN_POINTER(a);
 }

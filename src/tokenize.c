@@ -931,11 +931,15 @@ fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 {
 #ifdef __SSE2__
 	/* bytes compared as signed after flipping their top bit */
-	const __m128i flip = _mm_set1_epi8((char) 0x80);
-	const __m128i lead_lo = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8) ^ 0x80));
-	const __m128i lead_hi = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_LAST) >> 8) ^ 0x80));
-	const __m128i second_lo = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_FIRST) & 0xFF) ^ 0x80));
-	const __m128i second_hi = _mm_set1_epi8((char) ((SH_HAN_KEY(SH_UC_HAN_LAST) & 0xFF) ^ 0x80));
+#define SH_FLIPPED(b)	_mm_set1_epi8((char) (((b) & 0xFF) ^ 0x80))
+	const __m128i flip = SH_FLIPPED(0);
+	const __m128i lead_lo = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8);
+	const __m128i lead_hi = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_LAST) >> 8);
+	const __m128i below_lead = SH_FLIPPED((SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8) - 1);
+	const __m128i above_lead = SH_FLIPPED((SH_HAN_KEY(SH_UC_HAN_LAST) >> 8) + 1);
+	const __m128i second_lo = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_FIRST));
+	const __m128i second_hi = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_LAST));
+#undef SH_FLIPPED
 
 	while (pos + 32 <= limit)
 	{
@@ -947,8 +951,7 @@ fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 		/* (first byte, second byte) within the keys' range, lexicographically */
 #define SH_HAN_BYTES(x, x1) \
 	_mm_movemask_epi8(_mm_and_si128( \
-		_mm_and_si128(_mm_cmpgt_epi8(x, _mm_sub_epi8(lead_lo, _mm_set1_epi8(1))), \
-					  _mm_cmplt_epi8(x, _mm_add_epi8(lead_hi, _mm_set1_epi8(1)))), \
+		_mm_and_si128(_mm_cmpgt_epi8(x, below_lead), _mm_cmplt_epi8(x, above_lead)), \
 		_mm_andnot_si128(_mm_or_si128( \
 			_mm_and_si128(_mm_cmpeq_epi8(x, lead_lo), _mm_cmplt_epi8(x1, second_lo)), \
 			_mm_and_si128(_mm_cmpeq_epi8(x, lead_hi), _mm_cmpgt_epi8(x1, second_hi))), \

@@ -117,6 +117,7 @@ main(int argc, char **argv)
 	const char *mode;
 	void	  **args;
 	text	   *weighting;
+	PGFunction	fn;
 	FmgrInfo	flinfo;
 	double		best = 1e30;
 	uint64		x = 0;
@@ -128,8 +129,12 @@ main(int argc, char **argv)
 	}
 	passes = atoi(argv[2]);
 	mode = argv[3];
-	buf = malloc(1 << 30);
-	n = fread(buf, 1, 1 << 30, f);
+	fseek(f, 0, SEEK_END);
+	n = (size_t) ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != n)
+		return 2;
 	for (i = 0; i < n; i++)
 		ntexts += buf[i] == '\0';
 	args = malloc(sizeof(void *) * (ntexts + 1));
@@ -144,6 +149,8 @@ main(int argc, char **argv)
 			start = i + 1;
 		}
 	weighting = strcmp(mode, "ngram") == 0 ? fuzz_text("tf", 2) : fuzz_text("sublinear", 9);
+	fn = strcmp(mode, "text") == 0 ? simhash_text :
+		strcmp(mode, "ngram") == 0 ? simhash_ngram : simhash_features;
 	memset(&flinfo, 0, sizeof(flinfo));
 	for (p = 0; p < passes; p++)
 	{
@@ -163,8 +170,7 @@ main(int argc, char **argv)
 			fcinfo->args[1].value = Int32GetDatum(3);
 			fcinfo->args[2].value = PointerGetDatum(weighting);
 			fcinfo->args[0].isnull = fcinfo->args[1].isnull = fcinfo->args[2].isnull = false;
-			fp = strcmp(mode, "text") == 0 ? simhash_text(fcinfo) :
-				strcmp(mode, "ngram") == 0 ? simhash_ngram(fcinfo) : simhash_features(fcinfo);
+			fp = fn(fcinfo);
 			if (p == 0)
 				x ^= (uint64) DatumGetInt64(fp) * (uint64) (k + 1);
 		}

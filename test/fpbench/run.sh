@@ -19,8 +19,8 @@
 #     each the fastest of 3 passes over all the documents; the median;
 #   - sameness: the XOR of all fingerprints must be the same for every
 #     build (exit 1 otherwise).
-# Needs gcc, pg_config (server headers), xxHash headers; valgrind for the
-# instruction counts (skipped with a note when it is missing).
+# Needs gcc, pg_config (server headers and libpgcommon), xxHash headers;
+# valgrind for the instruction counts (n/a without it).
 # Limits: no server (no detoasting, executor, TOAST), so the times are
 # those of the functions alone; the server's own numbers are test/speed.sh's.
 set -euo pipefail
@@ -86,6 +86,13 @@ for rev in "${revs[@]}"; do
 	names+=("$name")
 done
 
+# instructions of one build on the 2 MB file with PASSES passes
+count() {	# count NAME LANG PASSES MODE
+	valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		"$tmp/$1" "$tmp/$2.2mb.txt" "$3" "$4" 2>&1 | awk '/I *refs/ {gsub(",", "", $NF); print $NF}'
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
 status=0
 echo "| function | text | build | instructions per byte | x now | CPU ms (median of $ROUNDS) | MB/s | x now |"
 echo "|---|---|---|---:|---:|---:|---:|---:|"
@@ -95,10 +102,9 @@ for mode in text ngram array; do
 		declare -A ins=() ms=() xor=()
 		for name in "${names[@]}"; do
 			if command -v valgrind >/dev/null; then
-				count() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-					"$tmp/$name" "$tmp/$lang.2mb.txt" "$1" "$mode" 2>&1 | awk '/I *refs/ {gsub(",", "", $NF); print $NF}'; }
 				mb=$("$tmp/$name" "$tmp/$lang.2mb.txt" 0 "$mode" | awk '{print $2}')
-				ins[$name]=$(python3 -c "print(($(count 1) - $(count 0)) / ($mb * 1e6))")
+				ins[$name]=$(python3 -c "print(($(count "$name" "$lang" 1 "$mode") - \
+					$(count "$name" "$lang" 0 "$mode")) / ($mb * 1e6))")
 			fi
 		done
 		for r in $(seq "$ROUNDS"); do
@@ -108,9 +114,9 @@ for mode in text ngram array; do
 				xor[$name]=$x
 			done
 		done
+		medn=$(median ${ms[now]})
 		for name in "${names[@]}"; do
-			med=$(printf '%s\n' ${ms[$name]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-			medn=$(printf '%s\n' ${ms[now]} | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+			med=$(median ${ms[$name]})
 			python3 -c "
 i, i0 = '${ins[$name]:-}', '${ins[now]:-}'
 print('| %s | %s | %s | %s | %s | %.1f | %.0f | %.2f |' % ('$mode', '$lang', '$name',
