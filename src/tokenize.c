@@ -41,7 +41,7 @@
  * followed by an inert character is a piece of its own; otherwise a piece
  * runs to the next inert character).  Fast paths take the pieces of their
  * own without the general path's decoding and segment handling:
- *	 - ASCII, for word features a block of up to SH_ASCII_BLOCK bytes at a
+ *	 - ASCII, for word features a block of up to SH_BLOCK bytes at a
  *	   time: one pass (SSE2 where the compiler targets it, otherwise eight
  *	   bytes of word arithmetic) lower-cases the block and gathers a bit
  *	   mask of its word bytes; the word starts and ends are read off the
@@ -82,8 +82,12 @@
 #define SH_TOK_KEEP			(SH_MAX_N - 1)	/* tokens kept for the next shingles */
 #define SH_GRAM_BUF			1024	/* bytes of the character n-gram window */
 #define SH_CHECK_EVERY		65536	/* bytes between CHECK_FOR_INTERRUPTS() */
-#define SH_ASCII_BLOCK		1024	/* bytes of ASCII words taken at once */
-#define SH_BLOCK_WORDS		(SH_ASCII_BLOCK / 2 + 1)	/* the most words in a block */
+#define SH_BLOCK			1024	/* bytes taken at once by a fast path */
+#define SH_BLOCK_MASKS		(SH_BLOCK / 64 + 1) /* a bit per byte and one more */
+#define SH_BLOCK_WORDS		(SH_BLOCK / 2 + 1)	/* the most words in a block */
+/* the most tokens of a block: a word and the byte after it, or 3 bytes of a
+ * CJK character, per token, and a unigram of the character before it */
+#define SH_BLOCK_TOKENS		(SH_BLOCK / 2 + 8)
 
 StaticAssertDecl(SH_MAX_N <= 16, "the n-gram ring holds 16 characters");
 
@@ -123,18 +127,24 @@ typedef struct Tokenizer
 	int			segcap;
 
 	/* buffers, each written before it is read (not zeroed) */
-	uint64		batch[SH_BATCH + SH_BLOCK_WORDS];
+	uint64		batch[SH_BATCH + SH_BLOCK_TOKENS];
 	/* token hashes: the last n - 1 shingled ones, then ntok new ones */
-	uint64		tok[SH_TOK_KEEP + SH_BATCH + SH_BLOCK_WORDS];
+	uint64		tok[SH_TOK_KEEP + SH_BATCH + SH_BLOCK_TOKENS];
 	/* the current word as UTF-8; 8 bytes of slack for 8-byte stores */
 	unsigned char word[SH_MAX_WORD_CHARS * 4 + 8];
-	/* ASCII words: the block lower-cased (and 8 bytes of slack) */
-	unsigned char low[SH_ASCII_BLOCK + 8];
-	/* ASCII words: where the words of the block start and end */
+	/* blocks: the block with ASCII letters lower-cased (and 16 bytes of
+	 * slack) */
+	unsigned char low[SH_BLOCK + 16];
+	/* blocks: where the words start and end, where the CJK characters are
+	 * (16 more for bit_positions()) */
 	uint32		starts[SH_BLOCK_WORDS + 16];
 	uint32		ends[SH_BLOCK_WORDS + 16];
-	/* ASCII words: their numbers by length class (1-3, 4-8, 9-16, longer) */
-	uint16		bycls[4][SH_BLOCK_WORDS];
+	uint32		cjkpos[SH_BLOCK / 3 + 1 + 16];
+	/* blocks with CJK characters: the words' hashes and places in tok[] */
+	uint64		whash[SH_BLOCK_WORDS];
+	uint16		wordslot[SH_BLOCK_WORDS];
+	/* blocks: the tokens' numbers by length class (1-3, 4-8, 9-16, longer) */
+	uint16		bycls[4][SH_BLOCK_TOKENS];
 	int			gramstart[16];	/* start of character i in gram[], i mod 16 */
 	unsigned char gram[SH_GRAM_BUF];
 } Tokenizer;
@@ -638,18 +648,6 @@ bit_positions(uint64 x, int base, uint32 *out, int k)
 	return k + count;
 }
 
-/* whether the n ASCII bytes at b are all white space */
-static inline bool
-ascii_all_space(const unsigned char *b, size_t n)
-{
-	size_t		i;
-
-	for (i = 0; i < n; i++)
-		if ((sh_uc_stage2[0][b[i]] & SH_UC_CLASS_MASK) != SH_UC_SPACE)
-			return false;
-	return true;
-}
-
 /* append ASCII word bytes to the pending word, splitting it as feed() does */
 static void
 word_append(Tokenizer *t, const unsigned char *bytes, int n)
@@ -667,179 +665,6 @@ word_append(Tokenizer *t, const unsigned char *bytes, int n)
 		bytes += k;
 		n -= k;
 	}
-}
-
-/*
- * Word features over up to SH_ASCII_BLOCK bytes of ASCII from pos on, each
- * a normalization piece of its own; returns the new pos.  In one pass the
- * bytes are lower-cased into t->low and their WORD bits gathered into
- * masks; then each word is found by two bit scans and hashed where it lies
- * in t->low.  A word touching either end of the block continues or starts
- * the pending word of t->word, as the general path would build it.
- */
-static size_t
-ascii_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
-{
-	uint64		masks[SH_ASCII_BLOCK / 64 + 1];
-	size_t		avail = Min(len - pos, SH_ASCII_BLOCK);
-	size_t		n;
-	size_t		i;
-	int			k,
-				nwords,
-				nends,
-				first,
-				last;
-	uint64		prev;
-
-	/*
-	 * A short run of separators (white space, punctuation between CJK
-	 * text): no word to find.
-	 */
-	if (avail > 8)
-	{
-		uint64		v = load_le64(s + pos, 8);
-		uint64		high = v & SH_HIGH_BITS;
-
-		if (high && (n = first_byte(high)) > 0 &&
-			(ascii_word_bits(v) & ~(~UINT64CONST(0) << (8 * n))) == 0)
-		{
-			if (!inert_at(s, pos + n, len))
-				n--;
-			if (n == 0)
-				return pos;
-			if (t->wordlen > 0)
-				end_word(t);
-			if (t->cjk_run > 0 && !ascii_all_space(s + pos, n))
-				end_cjk_run(t);
-			return pos + n;
-		}
-	}
-
-	n = 0;
-#ifdef __SSE2__
-	/* sixteen bytes at a time where they are there (x86-64 always has SSE2) */
-	for (; n + 16 <= avail; n += 16)
-	{
-		__m128i		v = _mm_loadu_si128((const __m128i *) (s + pos + n));
-		__m128i		l = _mm_or_si128(v, _mm_set1_epi8(0x20));
-		__m128i		alpha = _mm_and_si128(_mm_cmpgt_epi8(l, _mm_set1_epi8('a' - 1)),
-										  _mm_cmplt_epi8(l, _mm_set1_epi8('z' + 1)));
-		__m128i		digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
-										  _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-		uint32		high = (uint32) _mm_movemask_epi8(v);
-		uint64		words = (uint32) _mm_movemask_epi8(_mm_or_si128(alpha, digit));
-
-		if ((n & 63) == 0)
-			masks[n >> 6] = 0;
-		_mm_storeu_si128((__m128i *) (t->low + n), l);
-		if (high)
-		{
-			int			h = pg_rightmost_one_pos32(high);
-
-			masks[n >> 6] |= (words & ((UINT64CONST(1) << h) - 1)) << (n & 63);
-			n += h;
-			goto scanned;
-		}
-		masks[n >> 6] |= words << (n & 63);
-	}
-#endif
-	for (; n < avail; n += 8)
-	{
-		uint64		v = load_le64(s + pos + n, len - pos - n);
-		uint64		high = v & SH_HIGH_BITS;
-
-		if ((n & 63) == 0)
-			masks[n >> 6] = 0;
-
-		if (high)
-			v &= ~(~UINT64CONST(0) << (8 * first_byte(high)));
-		store_le64(t->low + n, v | SH_BYTES(0x20));
-		masks[n >> 6] |= (uint64) ascii_word_mask8(v) << (n & 63);
-		if (high)
-		{
-			n += first_byte(high);
-			break;
-		}
-	}
-#ifdef __SSE2__
-scanned:
-#endif
-	n = Min(n, avail);
-	/* the last byte stays when what follows may combine with it */
-	if (!inert_at(s, pos + n, len))
-		n--;
-	if (n == 0)
-		return pos;
-	/* no bits at or beyond n (masks[n >> 6] is unset when n % 64 == 0) */
-	if ((n & 63) == 0)
-		masks[n >> 6] = 0;
-	else
-		masks[n >> 6] &= ~(~UINT64CONST(0) << (n & 63));
-
-	/* a CJK run ends at the first byte that is not white space */
-	if (t->cjk_run > 0 && !ascii_all_space(s + pos, n))
-		end_cjk_run(t);
-	/* a pending word ends unless the block starts with a word byte */
-	if (t->wordlen > 0 && !(masks[0] & 1))
-		end_word(t);
-
-	/* where words start (a WORD byte after another byte) and end */
-	nwords = 0;
-	nends = 0;
-	prev = 0;
-	for (i = 0; i <= n >> 6; i++)
-	{
-		uint64		m = masks[i];
-		uint64		before = (m << 1) | (prev >> 63);
-
-		nwords = bit_positions(m & ~before, (int) i << 6, t->starts, nwords);
-		nends = bit_positions(~m & before, (int) i << 6, t->ends, nends);
-		prev = m;
-	}
-	Assert(nwords == nends);
-
-	/*
-	 * The block's tokens are its words, except one that continues the
-	 * pending word and one that reaches the end of the block (it may go on).
-	 * Their numbers are listed by length class (without a branch), they are
-	 * hashed class by class, then emitted in order.
-	 */
-	first = 0;
-	last = nwords;
-	if (nwords > 0 && t->starts[0] == 0 && t->wordlen > 0)
-	{
-		word_append(t, t->low, t->ends[0]);
-		if (t->ends[0] < n)
-			end_word(t);
-		first = 1;
-	}
-	if (last > first && t->ends[last - 1] == n)
-		last--;
-	/* straight into tok[], which has room for a block's words */
-	if (likely(simhash_hash_spans(t->low, t->starts, t->ends, first, last,
-								  t->tok + SH_TOK_KEEP + t->ntok - first,
-								  &t->bycls[0][0], SH_BLOCK_WORDS) <= SH_MAX_WORD_CHARS))
-	{
-		t->ntok += last - first;
-		if (t->ntok >= SH_BATCH)
-			flush_tokens(t);
-	}
-	else
-	{
-		/* a word of more than SH_MAX_WORD_CHARS is more than one token */
-		for (k = first; k < last; k++)
-		{
-			const unsigned char *w = t->low + t->starts[k];
-			int			l = t->ends[k] - t->starts[k];
-
-			for (; l > SH_MAX_WORD_CHARS; l -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
-				emit_token(t, simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS));
-			emit_token(t, simhash_feature_hash((const char *) w, l));
-		}
-	}
-	if (last < nwords)
-		word_append(t, t->low + t->starts[last], t->ends[last] - t->starts[last]);
-	return pos + n;
 }
 
 /* character features over ASCII from pos up to about stop */
@@ -918,6 +743,34 @@ fast_cjk3(const unsigned char *p)
 	return han_at(p) || (char_props(decode3(p)) & SH_CJK_FAST_MASK) == SH_CJK_FAST;
 }
 
+#ifdef __SSE2__
+/* a byte as compared signed after flipping its top bit */
+#define SH_FLIPPED(b)	_mm_set1_epi8((char) (((b) & 0xFF) ^ 0x80))
+
+/*
+ * For sixteen bytes x (top bits flipped) and the byte after each, x1 (the
+ * same): a bit for each byte that starts a Han character, that is, whose
+ * (first byte, second byte) lies within the keys' range, lexicographically.
+ */
+static inline uint32
+han_starts16(__m128i x, __m128i x1)
+{
+	const __m128i lead_lo = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8);
+	const __m128i lead_hi = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_LAST) >> 8);
+	const __m128i below_lead = SH_FLIPPED((SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8) - 1);
+	const __m128i above_lead = SH_FLIPPED((SH_HAN_KEY(SH_UC_HAN_LAST) >> 8) + 1);
+	const __m128i second_lo = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_FIRST));
+	const __m128i second_hi = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_LAST));
+
+	return (uint32) _mm_movemask_epi8(_mm_and_si128(
+		_mm_and_si128(_mm_cmpgt_epi8(x, below_lead), _mm_cmplt_epi8(x, above_lead)),
+		_mm_andnot_si128(_mm_or_si128(
+			_mm_and_si128(_mm_cmpeq_epi8(x, lead_lo), _mm_cmplt_epi8(x1, second_lo)),
+			_mm_and_si128(_mm_cmpeq_epi8(x, lead_hi), _mm_cmpgt_epi8(x1, second_hi))),
+			_mm_set1_epi8(-1))));
+}
+#endif
+
 /*
  * The end of the run of such three-byte characters from pos on (before
  * limit): Han characters eight at a time without a branch between them (a
@@ -930,16 +783,7 @@ static inline size_t
 fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 {
 #ifdef __SSE2__
-	/* bytes compared as signed after flipping their top bit */
-#define SH_FLIPPED(b)	_mm_set1_epi8((char) (((b) & 0xFF) ^ 0x80))
 	const __m128i flip = SH_FLIPPED(0);
-	const __m128i lead_lo = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8);
-	const __m128i lead_hi = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_LAST) >> 8);
-	const __m128i below_lead = SH_FLIPPED((SH_HAN_KEY(SH_UC_HAN_FIRST) >> 8) - 1);
-	const __m128i above_lead = SH_FLIPPED((SH_HAN_KEY(SH_UC_HAN_LAST) >> 8) + 1);
-	const __m128i second_lo = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_FIRST));
-	const __m128i second_hi = SH_FLIPPED(SH_HAN_KEY(SH_UC_HAN_LAST));
-#undef SH_FLIPPED
 
 	while (pos + 32 <= limit)
 	{
@@ -948,17 +792,8 @@ fast_cjk3_run(const unsigned char *s, size_t pos, size_t limit)
 		/* the byte after each (the last one's is not needed) */
 		__m128i		a1 = _mm_or_si128(_mm_srli_si128(a, 1), _mm_slli_si128(b, 15));
 		__m128i		b1 = _mm_srli_si128(b, 1);
-		/* (first byte, second byte) within the keys' range, lexicographically */
-#define SH_HAN_BYTES(x, x1) \
-	_mm_movemask_epi8(_mm_and_si128( \
-		_mm_and_si128(_mm_cmpgt_epi8(x, below_lead), _mm_cmplt_epi8(x, above_lead)), \
-		_mm_andnot_si128(_mm_or_si128( \
-			_mm_and_si128(_mm_cmpeq_epi8(x, lead_lo), _mm_cmplt_epi8(x1, second_lo)), \
-			_mm_and_si128(_mm_cmpeq_epi8(x, lead_hi), _mm_cmpgt_epi8(x1, second_hi))), \
-			_mm_set1_epi8(-1))))
-		uint32		han = (uint32) SH_HAN_BYTES(a, a1) | (uint32) SH_HAN_BYTES(b, b1) << 16;
+		uint32		han = han_starts16(a, a1) | han_starts16(b, b1) << 16;
 		uint32		stop = ~han & 0x249249;	/* bytes 0, 3, ..., 21 */
-#undef SH_HAN_BYTES
 
 		if (stop != 0)
 		{
@@ -1045,9 +880,533 @@ cjk_bigrams(Tokenizer *t, const unsigned char *s, size_t pos, size_t end)
 	t->cjk_prev_end = end;
 }
 
+/* ---- fast path: word features over mixed text, a block at a time ---- */
+
+/* what block_char() makes of a character */
+typedef enum BlockChar
+{
+	SH_BC_CJK,					/* a CJK character of the fast path */
+	SH_BC_BREAK,				/* a separator that ends a CJK run */
+	SH_BC_SPACE,				/* white space: a CJK run goes on across it */
+	SH_BC_STOP					/* anything else: the block ends before it */
+} BlockChar;
+
+/*
+ * A non-ASCII character other than Han at p, in a block: CJK characters that
+ * normalization and lower-casing leave alone (kana, hangul, ...), and the
+ * inert separators (CJK punctuation, quotation marks, dashes), or those NFKC
+ * maps to one (the full-width forms of ASCII punctuation, the ideographic
+ * space); unassigned code points become spaces.  Letters, digits and the
+ * characters whose normalization depends on their neighbours stop the block.
+ */
+static BlockChar
+block_char(const unsigned char *p)
+{
+	int			l = utf8_length(p[0]);
+	pg_wchar	cp = utf8_decode(p, l);
+	uint8		props = char_props(cp);
+
+	if (l == 3 && (props & SH_CJK_FAST_MASK) == SH_CJK_FAST)
+		return SH_BC_CJK;
+	if (props & SH_UC_UNASSIGNED)
+		return SH_BC_SPACE;
+	if (props & SH_UC_MAPS_INERT)
+	{
+		cp = cp >= 0xFF01 && cp <= 0xFF5E ? cp - 0xFEE0 :
+			map_lookup(sh_uc_nfkc_map, lengthof(sh_uc_nfkc_map), cp);
+		props = char_props(cp);
+	}
+	else if (!(props & SH_UC_INERT))
+		return SH_BC_STOP;
+	if (props & SH_UC_HAS_LOWER)
+		return SH_BC_STOP;
+	switch (props & SH_UC_CLASS_MASK)
+	{
+		case SH_UC_OTHER:
+			return SH_BC_BREAK;
+		case SH_UC_SPACE:
+			return SH_BC_SPACE;
+		default:
+			return SH_BC_STOP;
+	}
+}
+
+/* the classes of 64 bytes of a block, a bit per byte */
+typedef struct ByteClasses
+{
+	uint64		word;			/* ASCII WORD bytes */
+	uint64		high;			/* non-ASCII bytes */
+	uint64		cont;			/* UTF-8 continuation bytes */
+	uint64		han;			/* first bytes of Han characters */
+} ByteClasses;
+
+/* for eight ASCII bytes: the high bit of each that is in [lo, hi] */
+#define SH_ASCII_RANGE(v, lo, hi) \
+	(((v) + SH_BYTES(0x80 - (lo))) & ~((v) + SH_BYTES(0x80 - (hi) - 1)) & SH_HIGH_BITS)
+/* the high bits of eight bytes gathered into a byte (see ascii_word_mask8) */
+#define SH_GATHER8(x)	((uint32) ((((x) >> 7) * UINT64CONST(0x0102040810204080)) >> 56))
+#ifdef __SSE2__
+/* for sixteen bytes: 0xFF for each in [lo, hi] (moved to start at -128) */
+#define SH_RANGE16(v, lo, hi) \
+	_mm_cmplt_epi8(_mm_add_epi8((v), _mm_set1_epi8((char) (0x80 - (lo)))), \
+				   _mm_set1_epi8((char) (0x80 + (hi) - (lo) + 1)))
+#endif
+
+/*
+ * The classes of the bytes at s[pos + off ..], up to 64 of them and no
+ * further than pos + avail (bits beyond are junk), with those bytes
+ * lower-cased (ASCII letters only) into t->low + off and up to 15 bytes after
+ * them.
+ */
+static inline void
+classify64(Tokenizer *t, const unsigned char *s, size_t pos, size_t off,
+		   size_t avail, size_t len, ByteClasses *bc)
+{
+	size_t		end = Min(off + 64, avail);
+
+	memset(bc, 0, sizeof(*bc));
+#ifdef __SSE2__
+	for (; off < end; off += 16)
+	{
+		const unsigned char *p = s + pos + off;
+		unsigned char tail[32];
+		__m128i		v,
+					low;
+		uint32		high;
+		int			shift = (int) (off & 63);
+
+		/* the last bytes of the text (and the one after each) from a copy */
+		if (pos + off + 17 > len)
+		{
+			memset(tail, 0, sizeof(tail));
+			memcpy(tail, p, len - pos - off);
+			p = tail;
+		}
+		v = _mm_loadu_si128((const __m128i *) p);
+		low = _mm_add_epi8(v, _mm_and_si128(SH_RANGE16(v, 'A', 'Z'), _mm_set1_epi8(0x20)));
+		_mm_storeu_si128((__m128i *) (t->low + off), low);
+		bc->word |= (uint64) (uint32) _mm_movemask_epi8(_mm_or_si128(SH_RANGE16(low, 'a', 'z'),
+																	 SH_RANGE16(v, '0', '9'))) << shift;
+		high = (uint32) _mm_movemask_epi8(v);
+		if (high)
+		{
+			__m128i		v1 = _mm_loadu_si128((const __m128i *) (p + 1));
+
+			bc->high |= (uint64) high << shift;
+			bc->cont |= (uint64) (uint32) _mm_movemask_epi8(SH_RANGE16(v, 0x80, 0xBF)) << shift;
+			bc->han |= (uint64) han_starts16(_mm_xor_si128(v, SH_FLIPPED(0)),
+											 _mm_xor_si128(v1, SH_FLIPPED(0))) << shift;
+		}
+	}
+#else
+	for (; off < end; off += 8)
+	{
+		uint64		v = load_le64(s + pos + off, len - pos - off);
+		uint64		high = v & SH_HIGH_BITS;
+		uint64		ascii = v & ~((high >> 7) * 0xFF);	/* non-ASCII bytes zeroed */
+		int			shift = (int) (off & 63);
+
+		store_le64(t->low + off, v | (SH_ASCII_RANGE(ascii, 'A', 'Z') >> 2));
+		bc->word |= (uint64) ascii_word_mask8(ascii) << shift;
+		bc->high |= (uint64) SH_GATHER8(high) << shift;
+		for (; high; high &= high - 1)
+		{
+			int			i = first_byte(high);
+			const unsigned char *p = s + pos + off + i;
+
+			if ((p[0] & 0xC0) == 0x80)
+				bc->cont |= UINT64CONST(1) << (shift + i);
+			else if (han_at(p))
+				bc->han |= UINT64CONST(1) << (shift + i);
+		}
+	}
+#endif
+}
+
+/*
+ * The ASCII white space among the 64 bytes at t->low + off, of which count
+ * are the block's (bits beyond them are junk, or zero beyond those written):
+ * 9-13 and 28-32 (gen_unicode_table.py asserts it).
+ */
+static inline uint64
+ascii_space64(const Tokenizer *t, size_t off, size_t count)
+{
+	uint64		space = 0;
+	size_t		i;
+
+#ifdef __SSE2__
+	for (i = 0; i < Min(count, 64); i += 16)
+	{
+		__m128i		v = _mm_loadu_si128((const __m128i *) (t->low + off + i));
+
+		space |= (uint64) (uint32) _mm_movemask_epi8(_mm_or_si128(SH_RANGE16(v, 9, 13),
+																  SH_RANGE16(v, 28, 32))) << i;
+	}
+#else
+	for (i = 0; i < Min(count, 64); i += 8)
+	{
+		uint64		v = load_le64(t->low + off + i, 8);
+		uint64		ascii = v & ~(((v & SH_HIGH_BITS) >> 7) * 0xFF);
+
+		space |= (uint64) SH_GATHER8(SH_ASCII_RANGE(ascii, 9, 13) |
+									 SH_ASCII_RANGE(ascii, 28, 32)) << i;
+	}
+#endif
+	return space;
+}
+
+/* the start of the character before the one at s[i] (i > 0) */
+static inline size_t
+char_before(const unsigned char *s, size_t i)
+{
+	do
+		i--;
+	while (i > 0 && (s[i] & 0xC0) == 0x80);
+	return i;
+}
+
+/* not a position: t->cjk_prev, none (never 3 below a position) */
+#define SH_BEFORE		(-8)
+#define SH_NONE			(-16)
+
+/* bit i of a mask of 64-bit words */
+#define SH_BIT(m, i)	(((m)[(i) >> 6] >> ((i) & 63)) & 1)
+
+/* the tokens of a word of ASCII bytes: one per SH_MAX_WORD_CHARS of them */
+static void
+long_word_tokens(Tokenizer *t, const unsigned char *w, int l)
+{
+	for (; l > SH_MAX_WORD_CHARS; l -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
+		emit_token(t, simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS));
+	emit_token(t, simhash_feature_hash((const char *) w, l));
+}
+
+/*
+ * Word features over up to SH_BLOCK bytes from pos on, of ASCII, Han and
+ * the other characters block_char() takes, each a normalization piece of
+ * its own; returns the new pos (pos itself when the first character is not
+ * one of them).
+ *
+ * One pass gathers bit masks of the block's bytes (classify64()): ASCII
+ * word bytes, first bytes of CJK characters, and breaks (bytes of ASCII
+ * punctuation, first bytes of other separators) -- and lower-cases the block
+ * into t->low.  Then the words are read off the word mask as start and end
+ * positions, and the CJK characters as positions; whether a CJK character
+ * continues a run (a CJK character before it with no word byte or break in
+ * between, white space allowed) is read for all of them at once off a sum:
+ * adding the CJK mask to the mask of bytes that are neither word bytes nor
+ * breaks carries from each CJK character up to the next word byte or break,
+ * so the carries into each position (the sum XOR its operands) mark the
+ * positions inside a run.  The tokens -- words, bigrams of a character with
+ * the one before it in its run, unigrams of runs of one -- are listed in
+ * their order as spans of t->low (a bigram across white space, or with a
+ * character before the block, copied after the block there), hashed by
+ * length class, and emitted.  A word touching either end of the block
+ * continues or starts the pending word of t->word, and a run open at either
+ * end continues or leaves t->cjk_prev, as the general path would.
+ */
+static size_t
+block_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
+{
+	uint64		words[SH_BLOCK_MASKS];
+	uint64		cjk[SH_BLOCK_MASKS];
+	uint64		breaks[SH_BLOCK_MASKS];
+	uint64		high[SH_BLOCK_MASKS];
+	uint64		linked[SH_BLOCK_MASKS];
+	size_t		avail = Min(len - pos, SH_BLOCK);
+	size_t		n = avail;		/* the block's end */
+	size_t		off;
+	int			nw,
+				i,
+				k,
+				nwords,
+				nends,
+				ncjk,
+				first,
+				last,
+				wlast;
+	uint64		prev,
+				any_cjk = 0,
+				any_break = 0;
+
+	/* classify, up to the first character the block does not take */
+	for (off = 0; off < avail; off += 64)
+	{
+		ByteClasses bc;
+		uint64		valid = avail - off >= 64 ? ~UINT64CONST(0) :
+			~(~UINT64CONST(0) << (avail - off));
+		uint64		other;
+
+		classify64(t, s, pos, off, avail, len, &bc);
+		words[off >> 6] = bc.word & valid;
+		cjk[off >> 6] = bc.han & valid;
+		high[off >> 6] = bc.high & valid;
+		breaks[off >> 6] = 0;
+		for (other = bc.high & ~bc.cont & ~bc.han & valid; other; other &= other - 1)
+		{
+			int			b = pg_rightmost_one_pos64(other);
+
+			switch (block_char(s + pos + off + b))
+			{
+				case SH_BC_CJK:
+					cjk[off >> 6] |= UINT64CONST(1) << b;
+					break;
+				case SH_BC_BREAK:
+					breaks[off >> 6] |= UINT64CONST(1) << b;
+					break;
+				case SH_BC_SPACE:
+					break;
+				case SH_BC_STOP:
+					n = off + b;
+					goto classified;
+			}
+		}
+	}
+classified:
+	/* the block ends at a character's start */
+	if (n == avail && n < len - pos && (s[pos + n] & 0xC0) == 0x80)
+		n = char_before(s + pos, n);
+	/* the last character stays when what follows may combine with it */
+	if (n > 0 && !inert_at(s, pos + n, len))
+		n = char_before(s + pos, n);
+	if (n == 0)
+		return pos;
+	/* no bits at or beyond n (the mask n / 64 is unset when n % 64 == 0) */
+	nw = (int) (n >> 6);
+	if ((n & 63) == 0)
+		words[nw] = cjk[nw] = breaks[nw] = high[nw] = 0;
+	else
+	{
+		uint64		below = ~(~UINT64CONST(0) << (n & 63));
+
+		words[nw] &= below;
+		cjk[nw] &= below;
+		breaks[nw] &= below;
+		high[nw] &= below;
+	}
+
+	/* a pending word ends unless the block starts with a word byte */
+	if (t->wordlen > 0 && !(words[0] & 1))
+		end_word(t);
+
+	/* where words start (a word byte after another byte) and end */
+	nwords = 0;
+	nends = 0;
+	ncjk = 0;
+	prev = 0;
+	for (i = 0; i <= nw; i++)
+	{
+		uint64		w = words[i];
+		uint64		before = (w << 1) | (prev >> 63);
+
+		nwords = bit_positions(w & ~before, i << 6, t->starts, nwords);
+		nends = bit_positions(~w & before, i << 6, t->ends, nends);
+		prev = w;
+		any_cjk |= cjk[i];
+		any_break |= w | breaks[i];
+	}
+	Assert(nwords == nends);
+
+	/*
+	 * The ASCII punctuation is a break too, needed only when a CJK run can be
+	 * in the block, and then looked for in the lower-cased copy.
+	 */
+	if (any_cjk != 0 || (t->cjk_run > 0 && any_break == 0))
+	{
+		for (i = 0; i <= nw; i++)
+		{
+			uint64		ascii = ~(high[i] | words[i] | ascii_space64(t, i << 6, n - (i << 6)));
+
+			if (i == nw)
+				ascii &= ~(~UINT64CONST(0) << (n & 63));
+			breaks[i] |= ascii;
+			any_break |= ascii;
+		}
+	}
+
+	/*
+	 * The block's words are tokens, except one that continues the pending
+	 * word and one that reaches the end of the block (it may go on).
+	 */
+	first = 0;
+	last = nwords;
+	if (nwords > 0 && t->starts[0] == 0 && t->wordlen > 0)
+	{
+		word_append(t, t->low, t->ends[0]);
+		if (t->ends[0] < n)
+			end_word(t);
+		first = 1;
+	}
+	if (last > first && t->ends[last - 1] == n)
+		last--;
+	wlast = last;
+
+	if (any_cjk == 0)
+	{
+		/* words only: a CJK run open before the block ends at a break */
+		if (t->cjk_run > 0 && any_break != 0)
+			end_cjk_run(t);
+		/* straight into tok[], which has room for a block's tokens */
+		if (likely(simhash_hash_spans(t->low, t->starts, t->ends, first, wlast,
+									  t->tok + SH_TOK_KEEP + t->ntok - first,
+									  &t->bycls[0][0], SH_BLOCK_TOKENS) <= SH_MAX_WORD_CHARS))
+			t->ntok += wlast - first;
+		else
+		{
+			for (k = first; k < wlast; k++)
+				long_word_tokens(t, t->low + t->starts[k], t->ends[k] - t->starts[k]);
+		}
+	}
+	else
+	{
+		uint64	   *out = t->tok + SH_TOK_KEEP + t->ntok;
+		uint32		lengths;
+		/* a run of one, at a position or t->cjk_prev (SH_BEFORE), or none */
+		int			pending = t->cjk_run == 1 ? SH_BEFORE : SH_NONE;
+		/* the run's last character so far: a position or SH_BEFORE */
+		int			prevc = t->cjk_run > 0 ? SH_BEFORE : SH_NONE;
+		int			wi = first,
+					ci = 0,
+					m;
+		uint64		carry = t->cjk_run > 0;
+		bool		open = false;
+
+		/* the CJK characters, and those that continue a run */
+		for (i = 0; i <= nw; i++)
+		{
+			uint64		g = ~(words[i] | breaks[i]);
+			uint64		sum = g + cjk[i];
+			uint64		c1 = sum < g;
+
+			sum += carry;
+			carry = c1 | (sum < carry);
+			linked[i] = (sum ^ g ^ cjk[i]) & cjk[i];
+			if (i == nw)
+				open = (((sum ^ g ^ cjk[i]) >> (n & 63)) & 1) != 0;
+			ncjk = bit_positions(cjk[i], i << 6, t->cjkpos, ncjk);
+		}
+
+		/*
+		 * The tokens in order, words and CJK characters merged: the CJK
+		 * tokens hashed at once, each word given its place (as many as it
+		 * makes tokens) and hashed with the others by length class after.
+		 */
+		m = 0;
+#define SH_PENDING_UNIGRAM() \
+		do { \
+			if (pending >= 0) \
+				out[m++] = simhash_hash_1to3(t->low + pending, 3); \
+			else if (pending == SH_BEFORE) \
+			{ \
+				unsigned char buf[4]; \
+				\
+				out[m++] = simhash_feature_hash((const char *) buf, \
+												utf8_encode(t->cjk_prev, buf)); \
+			} \
+			pending = SH_NONE; \
+		} while (0)
+		while (ci < ncjk || wi < wlast)
+		{
+			if (ci < ncjk && (wi >= wlast || t->cjkpos[ci] < t->starts[wi]))
+			{
+				uint32		q = t->cjkpos[ci++];
+
+				if (SH_BIT(linked, q))
+				{
+					/* a bigram with the run's last character */
+					if (prevc == (int) q - 3)
+						out[m++] = simhash_hash_4to8(t->low + q - 3, 6);
+					else
+					{
+						unsigned char buf[8];
+						int			l;
+
+						if (prevc >= 0)
+						{
+							memcpy(buf, t->low + prevc, 3);
+							l = 3;
+						}
+						else
+							l = utf8_encode(t->cjk_prev, buf);
+						memcpy(buf + l, t->low + q, 3);
+						out[m++] = simhash_feature_hash((const char *) buf, l + 3);
+					}
+					pending = SH_NONE;
+				}
+				else
+				{
+					SH_PENDING_UNIGRAM();
+					pending = (int) q;
+				}
+				/* the characters right after it go on with its run */
+				if (ci < ncjk && t->cjkpos[ci] == q + 3)
+				{
+					do
+					{
+						out[m++] = simhash_hash_4to8(t->low + q, 6);
+						q += 3;
+					} while (++ci < ncjk && t->cjkpos[ci] == q + 3);
+					pending = SH_NONE;
+				}
+				prevc = (int) q;
+			}
+			else
+			{
+				SH_PENDING_UNIGRAM();
+				t->wordslot[wi] = (uint16) m;
+				m += (t->ends[wi] - t->starts[wi] + SH_MAX_WORD_CHARS - 1) / SH_MAX_WORD_CHARS;
+				wi++;
+			}
+		}
+		if (open)
+		{
+			uint32		q = t->cjkpos[ncjk - 1];
+
+			t->cjk_run = pending >= 0 ? 1 : 2;
+			t->cjk_prev = decode3(t->low + q);
+			t->cjk_prev_end = pos + q + 3;
+		}
+		else
+		{
+			SH_PENDING_UNIGRAM();
+			t->cjk_run = 0;
+		}
+#undef SH_PENDING_UNIGRAM
+		Assert(m <= SH_BLOCK_TOKENS);
+
+		/* the words' hashes to their places */
+		lengths = simhash_hash_spans(t->low, t->starts, t->ends, first, wlast,
+									 t->whash, &t->bycls[0][0], SH_BLOCK_TOKENS);
+		if (likely(lengths <= SH_MAX_WORD_CHARS))
+		{
+			for (k = first; k < wlast; k++)
+				out[t->wordslot[k]] = t->whash[k];
+		}
+		else
+		{
+			for (k = first; k < wlast; k++)
+			{
+				const unsigned char *w = t->low + t->starts[k];
+				int			l = t->ends[k] - t->starts[k];
+				uint64	   *o = out + t->wordslot[k];
+
+				for (; l > SH_MAX_WORD_CHARS; l -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
+					*o++ = simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS);
+				*o = simhash_feature_hash((const char *) w, l);
+			}
+		}
+		t->ntok += m;
+	}
+	if (t->ntok >= SH_BATCH)
+		flush_tokens(t);
+	if (wlast < nwords)
+		word_append(t, t->low + t->starts[wlast], t->ends[wlast] - t->starts[wlast]);
+	return pos + n;
+}
+
 /*
  * Word or character features over non-ASCII characters from pos on (about
- * SH_ASCII_BLOCK bytes at most), each a normalization piece of its own, that
+ * SH_BLOCK bytes at most), each a normalization piece of its own, that
  * is inert (or mapped by NFKC to one inert character) and followed by an
  * inert one: feed() takes it as the general path would.  Runs of CJK
  * characters that normalization and lower-casing leave alone go to
@@ -1057,7 +1416,7 @@ cjk_bigrams(Tokenizer *t, const unsigned char *s, size_t pos, size_t end)
 static size_t
 nonascii_pieces(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 {
-	size_t		limit = Min(len, pos + SH_ASCII_BLOCK);
+	size_t		limit = Min(len, pos + SH_BLOCK);
 
 	while (pos < limit && s[pos] >= 0x80)
 	{
@@ -1268,9 +1627,14 @@ simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind, in
 		stop = Min(len, next_check);
 		if (kind != SIMHASH_FEATURE_WORDS && kind != SIMHASH_FEATURE_CHARS)
 			p = pos;			/* unit and letter features: the general path only */
+		else if (kind == SIMHASH_FEATURE_WORDS)
+		{
+			p = block_words(&t, s, pos, len);
+			if (p == pos)
+				p = nonascii_pieces(&t, s, pos, len);
+		}
 		else if (s[pos] < 0x80)
-			p = kind == SIMHASH_FEATURE_WORDS ? ascii_words(&t, s, pos, len)
-				: ascii_chars(&t, s, pos, stop, len);
+			p = ascii_chars(&t, s, pos, stop, len);
 		else
 			p = nonascii_pieces(&t, s, pos, len);
 		pos = p != pos ? p : general_piece(&t, s, pos, len);
