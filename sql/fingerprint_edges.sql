@@ -4,8 +4,10 @@
 -- maps; and the edges of the block-wise paths (ASCII taken 1024 bytes at a
 -- time, words across a block's end, short separator runs, Han runs of every
 -- length and what ends them, full-width forms, a table of thousands of
--- distinct features).  Expected values come from the independent Python
--- reference (test/reference.py), not from the C code.
+-- distinct features; mixed blocks of ASCII, Han, kana, hangul and CJK
+-- punctuation: runs, chains and lone characters across byte 1024, what ends
+-- a block).  Expected values come from the independent Python reference
+-- (test/reference.py), not from the C code.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 RESET client_min_messages;
@@ -62,7 +64,18 @@ INSERT INTO edge VALUES
 	(E'kana and hangul runs', E'\u3072\u3089\u304c\u306a\u30ab\u30bf\u30ab\u30ca\u4e2d\u6587 \ud55c\uad6d\uc5b4'),
 	(E'box drawing and ideographic stop', E'\u2500\u2500 \u4e2d\u6587\u3002\u5b57\u2502\u7b26\u2500x'),
 	(E'unassigned next to words and han', E'ab\u0378cd \u4e2d\u0378\u6587'),
-	(E'accented words between han', E'\u4e2d\u00e9t\u00e9\u6587 Stra\u00dfe\u5b57');
+	(E'accented words between han', E'\u4e2d\u00e9t\u00e9\u6587 Stra\u00dfe\u5b57'),
+	(E'mixed block: han run across byte 1024 with a space', repeat(E'\u4e2d', 341) || E' \u6587\u5b57 end'),
+	(E'mixed block: han chain across byte 1024', 'x' || repeat(E'\u4e2d\u6587', 200) || '.'),
+	(E'mixed block: lone han before byte 1024, word after', repeat('ab ', 339) || E'\u3002\u5b57 abc def'),
+	(E'mixed block: lone han before byte 1024, han after', repeat('ab ', 339) || E'\u3002\u5b57 \u6587x'),
+	(E'mixed block: lone han, ideographic space across byte 1024, full stop', repeat('ab ', 339) || E'\u3002\u5b57\u3000\u3002y'),
+	(E'mixed block: han then combining mark at byte 1023', repeat(E'\u4e2d', 341) || E'\u0301\u6587'),
+	(E'mixed block: punctuation and spaces between han', E'\u4e2d \n\t \u6587\u3001\u5b57\u201c\u7b26\u201d \u4e32\u2014\u5c3e'),
+	(E'mixed block: kana, hangul and han with punctuation', E'\u30ab\u30bf\u30ab\u30ca\u3001\u3072\u3089\u304c\u306a\u3002\ud55c\uad6d \u4e2d\u6587'),
+	(E'mixed block: curly quotes and dashes in english', E'\u201cHello\u201d \u2014 the world\u2019s end\u2026 ok'),
+	(E'mixed block: a letter stops it', E'\u4e2d\u6587 caf\u00e9 \u5b57\uff21\u7b26 x'),
+	(E'mixed block: sentences over 3 blocks', repeat(E'\u4e2d\u6587 news\uff0c\u6d4b\u8bd5 Test\u3002', 150));
 SELECT label, simhash(body) AS "3 sublinear", simhash(body, 1, 'tf') AS "1 tf",
        simhash(body, 2, 'binary') AS "2 binary", simhash_ngram(body) AS "ngram 3 tf",
        simhash_ngram(body, 1, 'sublinear') AS "ngram 1 sublinear"

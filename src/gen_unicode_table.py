@@ -108,6 +108,13 @@ for hi in range(MAXCP >> 8):
 # no NFKC or lower-case mapping.
 HAN_FIRST, HAN_LAST = 0x4E00, 0x9FFF
 assert all(props[cp] == CJK | INERT for cp in range(HAN_FIRST, HAN_LAST + 1))
+# Its block-wise path (block_words) finds ASCII white space by two ranges
+# and ASCII WORD bytes as 0-9, A-Z and a-z; every ASCII character is INERT.
+assert [cp for cp in range(0x80) if props[cp] & 3 == SPACE] == \
+    list(range(9, 14)) + list(range(28, 33))
+assert [cp for cp in range(0x80) if props[cp] & 3 == WORD] == \
+    list(range(0x30, 0x3A)) + list(range(0x41, 0x5B)) + list(range(0x61, 0x7B))
+assert all(props[cp] & INERT for cp in range(0x80))
 
 out = sys.stdout
 out.write("/*\n * unicode_table.h\n *\t  Character data for the simhash tokenizer, "

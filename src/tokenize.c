@@ -41,19 +41,28 @@
  * followed by an inert character is a piece of its own; otherwise a piece
  * runs to the next inert character).  Fast paths take the pieces of their
  * own without the general path's decoding and segment handling:
- *	 - ASCII, for word features a block of up to SH_BLOCK bytes at a
- *	   time: one pass (SSE2 where the compiler targets it, otherwise eight
- *	   bytes of word arithmetic) lower-cases the block and gathers a bit
- *	   mask of its word bytes; the word starts and ends are read off the
- *	   mask; the words are listed by length class and hashed class by class
- *	   where they lie (XXH3's code for each class, without its branches on
- *	   the length).  A short run of separators skips all that.
- *	 - other characters that are inert (or that NFKC maps to one inert
- *	   character) and followed by an inert one go to feed() one by one;
- *	   runs of CJK characters that normalization and lower-casing leave
- *	   alone (the CJK Unified Ideographs block by a range test) are found
- *	   first, then their bigrams hashed straight from the text in one loop
- *	   (character features: their bytes pushed).
+ *	 - word features, a block of up to SH_BLOCK bytes at a time
+ *	   (block_words()): one pass (SSE2 where the compiler targets it,
+ *	   otherwise eight bytes of word arithmetic) lower-cases the ASCII
+ *	   letters and gathers bit masks of ASCII word bytes and of the first
+ *	   bytes of Han characters (a range test on two bytes); the few other
+ *	   non-ASCII characters are looked up once each (kana, hangul and other
+ *	   CJK characters that normalization leaves alone, and the separators:
+ *	   CJK punctuation, quotation marks, the full-width forms of ASCII
+ *	   punctuation, the ideographic space); a letter or anything that
+ *	   normalization may change ends the block.  Words are read off the
+ *	   masks as start and end positions and hashed by length class (XXH3's
+ *	   code for each class, without its branches on the length); CJK runs
+ *	   are chains of adjacent characters, linked across white space by one
+ *	   addition over the masks, and their bigrams hashed straight from the
+ *	   block.  The tokens are emitted in text order.
+ *	 - character features: ASCII eight bytes at a time; other characters
+ *	   that are inert (or that NFKC maps to one inert character) and
+ *	   followed by an inert one go to feed() one by one; runs of CJK
+ *	   characters that normalization and lower-casing leave alone (the CJK
+ *	   Unified Ideographs block by a range test) are found first, then
+ *	   their bytes pushed.  Word features take this path too where a block
+ *	   cannot start.
  * Whatever a fast path does not know (a combining mark, a character that
  * lower-casing or a multi-character NFKC mapping changes) goes to the
  * general path.  Unit and letter features (shingle_similarity) take the
@@ -139,7 +148,8 @@ typedef struct Tokenizer
 	 * (16 more for bit_positions()) */
 	uint32		starts[SH_BLOCK_WORDS + 16];
 	uint32		ends[SH_BLOCK_WORDS + 16];
-	uint32		cjkpos[SH_BLOCK / 3 + 1 + 16];
+	uint32		chain_first[SH_BLOCK / 3 + 1 + 16];
+	uint32		chain_last[SH_BLOCK / 3 + 1 + 16];
 	/* blocks with CJK characters: the words' hashes and places in tok[] */
 	uint64		whash[SH_BLOCK_WORDS];
 	uint16		wordslot[SH_BLOCK_WORDS];
@@ -931,6 +941,25 @@ block_char(const unsigned char *p)
 	}
 }
 
+/*
+ * block_char() of each code point of two or three bytes, plus one, as it is
+ * first asked for (0: not yet); the process's own, like the tables
+ */
+static uint8 block_char_cache[0x10000];
+
+static inline BlockChar
+block_char_cached(const unsigned char *p)
+{
+	pg_wchar	cp;
+
+	if (p[0] >= 0xF0)
+		return block_char(p);
+	cp = p[0] < 0xE0 ? utf8_decode(p, 2) : decode3(p);
+	if (unlikely(block_char_cache[cp] == 0))
+		block_char_cache[cp] = (uint8) block_char(p) + 1;
+	return (BlockChar) (block_char_cache[cp] - 1);
+}
+
 /* the classes of 64 bytes of a block, a bit per byte */
 typedef struct ByteClasses
 {
@@ -1088,22 +1117,23 @@ long_word_tokens(Tokenizer *t, const unsigned char *w, int l)
  * one of them).
  *
  * One pass gathers bit masks of the block's bytes (classify64()): ASCII
- * word bytes, first bytes of CJK characters, and breaks (bytes of ASCII
- * punctuation, first bytes of other separators) -- and lower-cases the block
- * into t->low.  Then the words are read off the word mask as start and end
- * positions, and the CJK characters as positions; whether a CJK character
- * continues a run (a CJK character before it with no word byte or break in
- * between, white space allowed) is read for all of them at once off a sum:
- * adding the CJK mask to the mask of bytes that are neither word bytes nor
- * breaks carries from each CJK character up to the next word byte or break,
- * so the carries into each position (the sum XOR its operands) mark the
- * positions inside a run.  The tokens -- words, bigrams of a character with
- * the one before it in its run, unigrams of runs of one -- are listed in
- * their order as spans of t->low (a bigram across white space, or with a
- * character before the block, copied after the block there), hashed by
- * length class, and emitted.  A word touching either end of the block
- * continues or starts the pending word of t->word, and a run open at either
- * end continues or leaves t->cjk_prev, as the general path would.
+ * word bytes, first bytes of CJK characters, and breaks (first bytes of the
+ * non-ASCII separators; the ASCII punctuation is added only when the block
+ * has CJK characters) -- and lower-cases the block into t->low.  Words are
+ * read off the word mask as start and end positions; CJK characters as
+ * chains of characters right after one another (first and last).  Whether a
+ * chain continues the run before it (a CJK character before it with no word
+ * byte or break in between, white space allowed) is read for all of them at
+ * once off a sum: adding the CJK mask to the mask of bytes that are neither
+ * word bytes nor breaks carries from each CJK character up to the next word
+ * byte or break, so the carries into each position (the sum XOR its
+ * operands) mark the characters inside a run.  The tokens -- words, a bigram
+ * of each character with the one before it in its run, a unigram for a run
+ * of one -- go to tok[] in text order: the CJK ones hashed as they are met,
+ * each word given its place and hashed with the others by length class.  A
+ * word touching either end of the block continues or starts the pending word
+ * of t->word, and a run open at either end continues or leaves t->cjk_prev,
+ * as the general path would.
  */
 static size_t
 block_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
@@ -1121,7 +1151,8 @@ block_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 				k,
 				nwords,
 				nends,
-				ncjk,
+				nchains,
+				nlast,
 				first,
 				last,
 				wlast;
@@ -1146,20 +1177,15 @@ block_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		{
 			int			b = pg_rightmost_one_pos64(other);
 
-			switch (block_char(s + pos + off + b))
+			BlockChar	c = block_char_cached(s + pos + off + b);
+
+			if (unlikely(c == SH_BC_STOP))
 			{
-				case SH_BC_CJK:
-					cjk[off >> 6] |= UINT64CONST(1) << b;
-					break;
-				case SH_BC_BREAK:
-					breaks[off >> 6] |= UINT64CONST(1) << b;
-					break;
-				case SH_BC_SPACE:
-					break;
-				case SH_BC_STOP:
-					n = off + b;
-					goto classified;
+				n = off + b;
+				goto classified;
 			}
+			cjk[off >> 6] |= (uint64) (c == SH_BC_CJK) << b;
+			breaks[off >> 6] |= (uint64) (c == SH_BC_BREAK) << b;
 		}
 	}
 classified:
@@ -1192,7 +1218,8 @@ classified:
 	/* where words start (a word byte after another byte) and end */
 	nwords = 0;
 	nends = 0;
-	ncjk = 0;
+	nchains = 0;
+	nlast = 0;
 	prev = 0;
 	for (i = 0; i <= nw; i++)
 	{
@@ -1283,7 +1310,11 @@ classified:
 			linked[i] = (sum ^ g ^ cjk[i]) & cjk[i];
 			if (i == nw)
 				open = (((sum ^ g ^ cjk[i]) >> (n & 63)) & 1) != 0;
-			ncjk = bit_positions(cjk[i], i << 6, t->cjkpos, ncjk);
+			/* chains of CJK characters one right after the other */
+			nchains = bit_positions(cjk[i] & ~((cjk[i] << 3) | (i > 0 ? cjk[i - 1] >> 61 : 0)),
+									i << 6, t->chain_first, nchains);
+			nlast = bit_positions(cjk[i] & ~((cjk[i] >> 3) | (i < nw ? cjk[i + 1] << 61 : 0)),
+								  i << 6, t->chain_last, nlast);
 		}
 
 		/*
@@ -1305,32 +1336,29 @@ classified:
 			} \
 			pending = SH_NONE; \
 		} while (0)
-		while (ci < ncjk || wi < wlast)
+		Assert(nchains == nlast);
+		while (ci < nchains || wi < wlast)
 		{
-			if (ci < ncjk && (wi >= wlast || t->cjkpos[ci] < t->starts[wi]))
+			if (ci < nchains && (wi >= wlast || t->chain_first[ci] < t->starts[wi]))
 			{
-				uint32		q = t->cjkpos[ci++];
+				uint32		q = t->chain_first[ci],
+							last_char = t->chain_last[ci++];
 
 				if (SH_BIT(linked, q))
 				{
-					/* a bigram with the run's last character */
-					if (prevc == (int) q - 3)
-						out[m++] = simhash_hash_4to8(t->low + q - 3, 6);
-					else
-					{
-						unsigned char buf[8];
-						int			l;
+					/* a bigram with the run's last character, not next to it */
+					unsigned char buf[8];
+					int			l;
 
-						if (prevc >= 0)
-						{
-							memcpy(buf, t->low + prevc, 3);
-							l = 3;
-						}
-						else
-							l = utf8_encode(t->cjk_prev, buf);
-						memcpy(buf + l, t->low + q, 3);
-						out[m++] = simhash_feature_hash((const char *) buf, l + 3);
+					if (prevc >= 0)
+					{
+						memcpy(buf, t->low + prevc, 3);
+						l = 3;
 					}
+					else
+						l = utf8_encode(t->cjk_prev, buf);
+					memcpy(buf + l, t->low + q, 3);
+					out[m++] = simhash_feature_hash((const char *) buf, l + 3);
 					pending = SH_NONE;
 				}
 				else
@@ -1338,17 +1366,14 @@ classified:
 					SH_PENDING_UNIGRAM();
 					pending = (int) q;
 				}
-				/* the characters right after it go on with its run */
-				if (ci < ncjk && t->cjkpos[ci] == q + 3)
+				/* the rest of the chain: a bigram each */
+				if (last_char > q)
 				{
-					do
-					{
+					for (; q < last_char; q += 3)
 						out[m++] = simhash_hash_4to8(t->low + q, 6);
-						q += 3;
-					} while (++ci < ncjk && t->cjkpos[ci] == q + 3);
 					pending = SH_NONE;
 				}
-				prevc = (int) q;
+				prevc = (int) last_char;
 			}
 			else
 			{
@@ -1360,7 +1385,7 @@ classified:
 		}
 		if (open)
 		{
-			uint32		q = t->cjkpos[ncjk - 1];
+			uint32		q = t->chain_last[nchains - 1];
 
 			t->cjk_run = pending >= 0 ? 1 : 2;
 			t->cjk_prev = decode3(t->low + q);
