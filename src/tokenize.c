@@ -144,8 +144,8 @@ typedef struct Tokenizer
 	/* blocks: the block with ASCII letters lower-cased (and 16 bytes of
 	 * slack) */
 	unsigned char low[SH_BLOCK + 16];
-	/* blocks: where the words start and end, where the CJK characters are
-	 * (16 more for bit_positions()) */
+	/* blocks: where the words start and end, where the chains of adjacent
+	 * CJK characters begin and end (16 more for bit_positions()) */
 	uint32		starts[SH_BLOCK_WORDS + 16];
 	uint32		ends[SH_BLOCK_WORDS + 16];
 	uint32		chain_first[SH_BLOCK / 3 + 1 + 16];
@@ -1094,20 +1094,29 @@ char_before(const unsigned char *s, size_t i)
 	return i;
 }
 
-/* not a position: t->cjk_prev, none (never 3 below a position) */
+/* not a position: the character t->cjk_prev, before the block; none */
 #define SH_BEFORE		(-8)
 #define SH_NONE			(-16)
 
 /* bit i of a mask of 64-bit words */
 #define SH_BIT(m, i)	(((m)[(i) >> 6] >> ((i) & 63)) & 1)
 
-/* the tokens of a word of ASCII bytes: one per SH_MAX_WORD_CHARS of them */
-static void
-long_word_tokens(Tokenizer *t, const unsigned char *w, int l)
+/* the number of tokens of a word of l ASCII bytes (l > 0) */
+#define SH_WORD_TOKENS(l)	(((l) + SH_MAX_WORD_CHARS - 1) / SH_MAX_WORD_CHARS)
+
+/*
+ * The token hashes of a word of l ASCII bytes at w, one per
+ * SH_MAX_WORD_CHARS of them, into out; returns their number.
+ */
+static int
+word_token_hashes(const unsigned char *w, int l, uint64 *out)
 {
+	int			k = 0;
+
 	for (; l > SH_MAX_WORD_CHARS; l -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
-		emit_token(t, simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS));
-	emit_token(t, simhash_feature_hash((const char *) w, l));
+		out[k++] = simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS);
+	out[k++] = simhash_feature_hash((const char *) w, l);
+	return k;
 }
 
 /*
@@ -1154,8 +1163,7 @@ block_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 				nchains,
 				nlast,
 				first,
-				last,
-				wlast;
+				last;
 	uint64		prev,
 				any_cjk = 0,
 				any_break = 0;
@@ -1176,7 +1184,6 @@ block_words(Tokenizer *t, const unsigned char *s, size_t pos, size_t len)
 		for (other = bc.high & ~bc.cont & ~bc.han & valid; other; other &= other - 1)
 		{
 			int			b = pg_rightmost_one_pos64(other);
-
 			BlockChar	c = block_char_cached(s + pos + off + b);
 
 			if (unlikely(c == SH_BC_STOP))
@@ -1266,7 +1273,6 @@ classified:
 	}
 	if (last > first && t->ends[last - 1] == n)
 		last--;
-	wlast = last;
 
 	if (any_cjk == 0)
 	{
@@ -1274,14 +1280,16 @@ classified:
 		if (t->cjk_run > 0 && any_break != 0)
 			end_cjk_run(t);
 		/* straight into tok[], which has room for a block's tokens */
-		if (likely(simhash_hash_spans(t->low, t->starts, t->ends, first, wlast,
+		if (likely(simhash_hash_spans(t->low, t->starts, t->ends, first, last,
 									  t->tok + SH_TOK_KEEP + t->ntok - first,
 									  &t->bycls[0][0], SH_BLOCK_TOKENS) <= SH_MAX_WORD_CHARS))
-			t->ntok += wlast - first;
+			t->ntok += last - first;
 		else
 		{
-			for (k = first; k < wlast; k++)
-				long_word_tokens(t, t->low + t->starts[k], t->ends[k] - t->starts[k]);
+			/* a word of more than SH_MAX_WORD_CHARS is more than one token */
+			for (k = first; k < last; k++)
+				t->ntok += word_token_hashes(t->low + t->starts[k], t->ends[k] - t->starts[k],
+											 t->tok + SH_TOK_KEEP + t->ntok);
 		}
 	}
 	else
@@ -1337,9 +1345,9 @@ classified:
 			pending = SH_NONE; \
 		} while (0)
 		Assert(nchains == nlast);
-		while (ci < nchains || wi < wlast)
+		while (ci < nchains || wi < last)
 		{
-			if (ci < nchains && (wi >= wlast || t->chain_first[ci] < t->starts[wi]))
+			if (ci < nchains && (wi >= last || t->chain_first[ci] < t->starts[wi]))
 			{
 				uint32		q = t->chain_first[ci],
 							last_char = t->chain_last[ci++];
@@ -1379,7 +1387,7 @@ classified:
 			{
 				SH_PENDING_UNIGRAM();
 				t->wordslot[wi] = (uint16) m;
-				m += (t->ends[wi] - t->starts[wi] + SH_MAX_WORD_CHARS - 1) / SH_MAX_WORD_CHARS;
+				m += SH_WORD_TOKENS(t->ends[wi] - t->starts[wi]);
 				wi++;
 			}
 		}
@@ -1400,32 +1408,25 @@ classified:
 		Assert(m <= SH_BLOCK_TOKENS);
 
 		/* the words' hashes to their places */
-		lengths = simhash_hash_spans(t->low, t->starts, t->ends, first, wlast,
+		lengths = simhash_hash_spans(t->low, t->starts, t->ends, first, last,
 									 t->whash, &t->bycls[0][0], SH_BLOCK_TOKENS);
 		if (likely(lengths <= SH_MAX_WORD_CHARS))
 		{
-			for (k = first; k < wlast; k++)
+			for (k = first; k < last; k++)
 				out[t->wordslot[k]] = t->whash[k];
 		}
 		else
 		{
-			for (k = first; k < wlast; k++)
-			{
-				const unsigned char *w = t->low + t->starts[k];
-				int			l = t->ends[k] - t->starts[k];
-				uint64	   *o = out + t->wordslot[k];
-
-				for (; l > SH_MAX_WORD_CHARS; l -= SH_MAX_WORD_CHARS, w += SH_MAX_WORD_CHARS)
-					*o++ = simhash_feature_hash((const char *) w, SH_MAX_WORD_CHARS);
-				*o = simhash_feature_hash((const char *) w, l);
-			}
+			for (k = first; k < last; k++)
+				(void) word_token_hashes(t->low + t->starts[k], t->ends[k] - t->starts[k],
+										 out + t->wordslot[k]);
 		}
 		t->ntok += m;
 	}
 	if (t->ntok >= SH_BATCH)
 		flush_tokens(t);
-	if (wlast < nwords)
-		word_append(t, t->low + t->starts[wlast], t->ends[wlast] - t->starts[wlast]);
+	if (last < nwords)
+		word_append(t, t->low + t->starts[last], t->ends[last] - t->starts[last]);
 	return pos + n;
 }
 
