@@ -317,3 +317,142 @@ COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
 -- fingerprint speed
 -- ---------------------------------------------------------------------------
 
+
+-- ---------------------------------------------------------------------------
+-- 128-bit fingerprints
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash128;
+
+CREATE FUNCTION simhash128_in(cstring) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_out(simhash128) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_recv(internal) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_send(simhash128) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash128 (
+	INPUT = simhash128_in,
+	OUTPUT = simhash128_out,
+	RECEIVE = simhash128_recv,
+	SEND = simhash128_send,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+
+COMMENT ON TYPE simhash128 IS '128-bit SimHash fingerprint, written as 32 hexadecimal digits';
+COMMENT ON FUNCTION simhash128_in(cstring) IS 'reads a simhash128 from 32 hexadecimal digits';
+COMMENT ON FUNCTION simhash128_out(simhash128) IS 'writes a simhash128 as 32 lower-case hexadecimal digits';
+COMMENT ON FUNCTION simhash128_recv(internal) IS 'reads a simhash128 in binary form (16 bytes, big-endian)';
+COMMENT ON FUNCTION simhash128_send(simhash128) IS 'writes a simhash128 in binary form (16 bytes, big-endian)';
+
+-- casts: explicit and bit-for-bit, most significant first
+CREATE FUNCTION simhash128_to_bit(simhash128, integer, boolean) RETURNS bit
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_from_bit(bit) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_from_bit(varbit) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_to_bytea(simhash128) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_from_bytea(bytea) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE CAST (simhash128 AS bit) WITH FUNCTION simhash128_to_bit(simhash128, integer, boolean);
+CREATE CAST (bit AS simhash128) WITH FUNCTION simhash128_from_bit(bit);
+CREATE CAST (varbit AS simhash128) WITH FUNCTION simhash128_from_bit(varbit);
+CREATE CAST (simhash128 AS bytea) WITH FUNCTION simhash128_to_bytea(simhash128);
+CREATE CAST (bytea AS simhash128) WITH FUNCTION simhash128_from_bytea(bytea);
+
+COMMENT ON FUNCTION simhash128_to_bit(simhash128, integer, boolean) IS 'cast simhash128 to bit(128), most significant bit first';
+COMMENT ON FUNCTION simhash128_from_bit(bit) IS 'cast bit(128) to simhash128; other lengths are an error';
+COMMENT ON FUNCTION simhash128_from_bit(varbit) IS 'cast a 128-bit varbit to simhash128; other lengths are an error';
+COMMENT ON FUNCTION simhash128_to_bytea(simhash128) IS 'cast simhash128 to 16 bytes, big-endian';
+COMMENT ON FUNCTION simhash128_from_bytea(bytea) IS 'cast 16 big-endian bytes to simhash128; other lengths are an error';
+
+CREATE FUNCTION simhash128_high(simhash128) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_low(simhash128) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_high(simhash128) IS 'the 64 most significant bits, as a simhash (for a fingerprint of text: simhash() of the same text and options)';
+COMMENT ON FUNCTION simhash128_low(simhash128) IS 'the 64 least significant bits, as a simhash';
+
+-- comparison: unsigned order of the 128-bit value (= order of the hex text)
+CREATE FUNCTION simhash128_eq(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_ne(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_lt(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_le(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_gt(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_ge(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_cmp(simhash128, simhash128) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_hash(simhash128) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_hash_extended(simhash128, bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR = (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_eq,
+	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR <> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_ne,
+	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_lt,
+	COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_le,
+	COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_gt,
+	COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_ge,
+	COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+CREATE OPERATOR CLASS simhash128_btree_ops
+	DEFAULT FOR TYPE simhash128 USING btree AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 simhash128_cmp(simhash128, simhash128);
+
+CREATE OPERATOR CLASS simhash128_hash_ops
+	DEFAULT FOR TYPE simhash128 USING hash AS
+	OPERATOR 1 =,
+	FUNCTION 1 simhash128_hash(simhash128),
+	FUNCTION 2 simhash128_hash_extended(simhash128, bigint);
+
+COMMENT ON FUNCTION simhash128_eq(simhash128, simhash128) IS 'implementation of = for simhash128';
+COMMENT ON FUNCTION simhash128_ne(simhash128, simhash128) IS 'implementation of <> for simhash128';
+COMMENT ON FUNCTION simhash128_lt(simhash128, simhash128) IS 'implementation of < for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_le(simhash128, simhash128) IS 'implementation of <= for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_gt(simhash128, simhash128) IS 'implementation of > for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_ge(simhash128, simhash128) IS 'implementation of >= for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_cmp(simhash128, simhash128) IS 'btree comparison support for simhash128';
+COMMENT ON FUNCTION simhash128_hash(simhash128) IS 'hash support for simhash128 (of its 16 big-endian bytes)';
+COMMENT ON FUNCTION simhash128_hash_extended(simhash128, bigint) IS 'seeded 64-bit hash support for simhash128';
+COMMENT ON OPERATOR = (simhash128, simhash128) IS 'equal';
+COMMENT ON OPERATOR <> (simhash128, simhash128) IS 'not equal';
+COMMENT ON OPERATOR < (simhash128, simhash128) IS 'less than (unsigned order)';
+COMMENT ON OPERATOR <= (simhash128, simhash128) IS 'less than or equal (unsigned order)';
+COMMENT ON OPERATOR > (simhash128, simhash128) IS 'greater than (unsigned order)';
+COMMENT ON OPERATOR >= (simhash128, simhash128) IS 'greater than or equal (unsigned order)';
+COMMENT ON OPERATOR CLASS simhash128_btree_ops USING btree IS 'default btree operator class for simhash128';
+COMMENT ON OPERATOR CLASS simhash128_hash_ops USING hash IS 'default hash operator class for simhash128';
+COMMENT ON OPERATOR FAMILY simhash128_btree_ops USING btree IS 'btree operator family for simhash128';
+COMMENT ON OPERATOR FAMILY simhash128_hash_ops USING hash IS 'hash operator family for simhash128';
+
+-- the distance: a simhash_distance (an integer, 0..128 here), so that the
+-- planner support of "a <~> b <= k" applies as for 64 bits
+CREATE FUNCTION simhash128_distance(simhash128, simhash128) RETURNS simhash_distance
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_distance(simhash128, simhash128) IS 'number of bits in which two 128-bit fingerprints differ (0..128)';
+CREATE OPERATOR <~> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_distance,
+	COMMUTATOR = <~>);
+COMMENT ON OPERATOR <~> (simhash128, simhash128) IS 'Hamming distance (0..128)';

@@ -70,6 +70,8 @@ extern Datum simhash_out(PG_FUNCTION_ARGS);
 
 extern size_t simhash_parse_hex(const char *s, simhash *result);
 extern void simhash_format_hex(simhash fp, char *out);
+extern bool simhash_read_hex_text(FunctionCallInfo fcinfo, const char *str, const char *typname,
+								  const char *example, const char **digits);
 
 /* white space around a value, as int8in skips it (isspace in the C locale) */
 static inline bool

@@ -56,50 +56,66 @@ simhash_format_hex(simhash fp, char *out)
 	out[SIMHASH_HEX_DIGITS] = '\0';
 }
 
-#define SIMHASH_INPUT_HINT \
-	errhint("A simhash value is written as exactly 16 hexadecimal digits, for example '0123456789abcdef'. " \
-			"To fingerprint a string, pass it as text: simhash('your text'::text).")
+#define SIMHASH_INPUT_HINT(typname, example) \
+	errhint("A %s value is written as exactly %d hexadecimal digits, for example '%s'. " \
+			"To fingerprint a string, pass it as text: %s('your text'::text).", \
+			(typname), (int) strlen(example), (example), (typname))
 
 /*
- * Text input: 16 hexadecimal digits, either case, with optional white space
- * before and after (as int8in allows); nothing else.  Everything before the
- * first unexpected character is ASCII, so its byte offset is its character
- * number.
+ * The text form of a fingerprint type: as many hexadecimal digits as its
+ * example has, either case, with optional white space before and after (as
+ * int8in allows); nothing else.  Sets *digits to the first digit and returns
+ * true, or reports the error (on PostgreSQL 16 and later a soft error, and
+ * returns false).  Everything before the first unexpected character is
+ * ASCII, so its byte offset is its character number.
  */
-PG_FUNCTION_INFO_V1(simhash_in);
-Datum
-simhash_in(PG_FUNCTION_ARGS)
+bool
+simhash_read_hex_text(FunctionCallInfo fcinfo, const char *str, const char *typname,
+					  const char *example, const char **digits)
 {
-	char	   *str = PG_GETARG_CSTRING(0);
-	const char *digits = str;
+	const char *start = str;
 	const char *end;
-	simhash		result;
+	simhash		ignored;
 	size_t		ndigits;
 
-	while (simhash_isspace(*digits))
-		digits++;
-	ndigits = simhash_parse_hex(digits, &result);
-	end = digits + ndigits;
+	while (simhash_isspace(*start))
+		start++;
+	ndigits = simhash_parse_hex(start, &ignored);
+	end = start + ndigits;
 	if (*end != '\0' && !simhash_isspace(*end))
 		SIMHASH_INPUT_ERROR(fcinfo,
 							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+							 errmsg("invalid input syntax for type %s: \"%s\"", typname, str),
 							 errdetail("Character %zu is not a hexadecimal digit.", (size_t) (end - str) + 1),
-							 SIMHASH_INPUT_HINT));
+							 SIMHASH_INPUT_HINT(typname, example)));
 	while (simhash_isspace(*end))
 		end++;
 	if (*end != '\0')
 		SIMHASH_INPUT_ERROR(fcinfo,
 							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+							 errmsg("invalid input syntax for type %s: \"%s\"", typname, str),
 							 errdetail("White space is allowed only before and after the digits."),
-							 SIMHASH_INPUT_HINT));
-	if (ndigits != SIMHASH_HEX_DIGITS)
+							 SIMHASH_INPUT_HINT(typname, example)));
+	if (ndigits != strlen(example))
 		SIMHASH_INPUT_ERROR(fcinfo,
 							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
-							 errdetail("Expected 16 hexadecimal digits, found %zu.", ndigits),
-							 SIMHASH_INPUT_HINT));
+							 errmsg("invalid input syntax for type %s: \"%s\"", typname, str),
+							 errdetail("Expected %d hexadecimal digits, found %zu.", (int) strlen(example), ndigits),
+							 SIMHASH_INPUT_HINT(typname, example)));
+	*digits = start;
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(simhash_in);
+Datum
+simhash_in(PG_FUNCTION_ARGS)
+{
+	const char *digits;
+	simhash		result;
+
+	if (!simhash_read_hex_text(fcinfo, PG_GETARG_CSTRING(0), "simhash", "0123456789abcdef", &digits))
+		PG_RETURN_NULL();
+	simhash_parse_hex(digits, &result);
 	PG_RETURN_SIMHASH(result);
 }
 
