@@ -137,11 +137,16 @@ hamming_page_is(Page page, uint16 kind)
 		(HammingPageGetOpaque(page)->flags & kind) != 0;
 }
 
-/* index options: WITH (probe_tables = off) builds tail pages only */
+/*
+ * index options: WITH (probe_tables = off) builds tail pages only;
+ * WITH (max_distance = k) fixes the threshold of % in this index (the
+ * radius of an exclusion constraint), -1 (unset) leaves it to the setting
+ */
 typedef struct HammingOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	bool		probe_tables;
+	int			max_distance;
 } HammingOptions;
 
 /* the probe tables of an index, as its metapage describes them */
@@ -210,6 +215,7 @@ typedef HammingScanOpaqueData *HammingScanOpaque;
 /* hamming_utils.c */
 extern void hamming_init_reloptions(void);
 extern bytea *hamming_options(Datum reloptions, bool validate);
+extern int	hamming_similar_radius(Relation index);
 extern void hamming_init_page(Page page, uint16 kind);
 extern void hamming_init_metapage(Page page);
 extern Buffer hamming_new_buffer(Relation index);

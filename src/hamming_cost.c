@@ -116,7 +116,12 @@ planned_radius(PlannerInfo *root, IndexPath *path)
 			if (strategy == SIMHASH_STRATEGY_EQUAL)
 				k = 0;
 			else if (strategy == SIMHASH_STRATEGY_SIMILAR)
-				k = Min(k, simhash_max_distance_guc);
+			{
+				Relation	rel = index_open(index->indexoid, NoLock);
+
+				k = Min(k, hamming_similar_radius(rel));
+				index_close(rel, NoLock);
+			}
 			else if (strategy == SIMHASH_STRATEGY_IN_BALL)
 				k = Min(k, simhash_estimated_distance(root, lsecond(op->args), op->opfuncid));
 		}

@@ -549,7 +549,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 				break;
 			case SIMHASH_STRATEGY_SIMILAR:
 				center = DatumGetSimhash(key->sk_argument);
-				radius = simhash_max_distance_guc;
+				radius = hamming_similar_radius(scan->indexRelation);
 				break;
 			case SIMHASH_STRATEGY_EQUAL:
 				center = DatumGetSimhash(key->sk_argument);

@@ -11,7 +11,11 @@
 
 static relopt_kind hamming_relopt_kind;
 
-/* the option probe_tables (on by default), registered when the library loads */
+/*
+ * The options probe_tables (on by default) and max_distance (unset),
+ * registered when the library loads.  Changing max_distance does not check
+ * the rows already indexed: REINDEX does, for an exclusion constraint.
+ */
 void
 hamming_init_reloptions(void)
 {
@@ -19,17 +23,36 @@ hamming_init_reloptions(void)
 	add_bool_reloption(hamming_relopt_kind, "probe_tables",
 					   "Whether CREATE INDEX and REINDEX write probe tables (multi-index hashing), or only packed pages that every scan reads in full",
 					   true, AccessExclusiveLock);
+	add_int_reloption(hamming_relopt_kind, "max_distance",
+					  "The threshold of the % operator in this index, 0..64 (as in an exclusion constraint EXCLUDE USING hamming (fp WITH %)); unset (-1): the setting simhash.max_distance of the session",
+					  -1, -1, SIMHASH_BITS, AccessExclusiveLock);
 }
 
 bytea *
 hamming_options(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt options[] = {
-		{"probe_tables", RELOPT_TYPE_BOOL, offsetof(HammingOptions, probe_tables)}
+		{"probe_tables", RELOPT_TYPE_BOOL, offsetof(HammingOptions, probe_tables)},
+		{"max_distance", RELOPT_TYPE_INT, offsetof(HammingOptions, max_distance)}
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, hamming_relopt_kind,
 									  sizeof(HammingOptions), options, lengthof(options));
+}
+
+/*
+ * The radius of "fp % q" in this index: its max_distance option when set,
+ * so that an exclusion constraint behaves the same in every session and
+ * after a restore, else simhash.max_distance.
+ */
+int
+hamming_similar_radius(Relation index)
+{
+	HammingOptions *options = (HammingOptions *) index->rd_options;
+
+	if (options != NULL && options->max_distance >= 0)
+		return options->max_distance;
+	return simhash_max_distance_guc;
 }
 
 void

@@ -14,7 +14,7 @@ CREATE TABLE docs (n int PRIMARY KEY, corpus_id text, lang text, role text, orig
 \echo '== 1. Fingerprint every document and index the fingerprints'
 ALTER TABLE docs ADD COLUMN fp simhash;
 UPDATE docs SET fp = simhash(body);
-CREATE INDEX docs_fp ON docs USING gin (fp);
+CREATE INDEX docs_fp ON docs USING hamming (fp);
 ANALYZE docs;
 SELECT count(*) AS documents, count(*) FILTER (WHERE lang = 'en') AS english,
        count(*) FILTER (WHERE lang = 'zh') AS chinese FROM docs;

@@ -5,7 +5,9 @@
 # the extension, then runs as the server's user, on a throwaway cluster:
 # `make installcheck` (the pg_regress suite, sql/ and expected/, then the TAP
 # tests, test/t/: streaming standby, crash recovery, concurrent writers and
-# readers), the C-against-Python cross-check of fingerprints on the sample in
+# readers), every SQL block of README.md (test/readme.sh), a pg_dump and
+# restore of an exclusion constraint (test/dump_restore.sh), the
+# C-against-Python cross-check of fingerprints on the sample in
 # test/data, and the Citus cluster test (test/citus.sh, skipped when Citus is
 # not installed; ../shared/vendor/build-citus.sh installs it).  Without root: set PG_CONFIG to an installation you can write
 # to (see README, Development).  Ends with "tests: N passed, M failed" (each
@@ -26,7 +28,6 @@ tar -c --exclude=.git . | tar -x -C "$work/src"
 echo "== make installcheck (pg_regress, then TAP)"
 PGPORT_WANTED=54331 start_cluster "$work/regress"
 (cd "$work/src" && as_pg_user make -s with_llvm=no PG_CONFIG="$PG_CONFIG" installcheck) 2>&1 | tee "$work/check.out" || true
-stop_cluster "$work/regress"
 
 # pg_regress: one line per file, "test NAME ... ok" (15) or "ok N - NAME" (16+)
 regress_total=$(grep -cE '\.\.\. +(ok|FAILED|failed)|^(not )?ok +[0-9]+ +[-+] ' "$work/check.out" || true)
@@ -58,6 +59,13 @@ script_step() {
 		[ "$rc" = 0 ] || failed=$(( failed + 1 ))
 	fi
 }
+
+echo "== README: every SQL block, in order, on a fresh database (test/readme.sh)"
+script_step bash test/readme.sh
+echo "== pg_dump and restore of a near-duplicate exclusion constraint (test/dump_restore.sh)"
+script_step bash test/dump_restore.sh
+stop_cluster "$work/regress"
+
 
 echo "== C against the Python reference (test/data/sample.tsv and synthetic strings)"
 script_step bash test/crosscheck.sh --sample

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test/dump_restore.sh: a near-duplicate exclusion constraint survives
+# pg_dump and restore, whatever simhash.max_distance the databases have.
+#   bash test/dump_restore.sh   (run by test/run-tests.sh on its cluster)
+# Needs a running server with simhash installed (PGHOST, PGPORT, PGUSER of
+# the environment) and pg_dump on the PATH.  The source database sets
+# simhash.max_distance = 0, the target 64; the constraint's threshold is the
+# index option max_distance = 3, so the dump restores without error, the
+# restored constraint keeps its option, rejects a row within 3 bits and
+# accepts one 4 bits away in both databases.  Ends with
+# "dump_restore: N passed, M failed".
+set -uo pipefail
+
+src=simhash_dump_src dst=simhash_dump_dst
+passed=0 failed=0
+check() {	# check NAME EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then
+		passed=$((passed + 1))
+		echo "ok: $1"
+	else
+		failed=$((failed + 1))
+		echo "FAILED: $1: expected [$2], got [$3]"
+	fi
+}
+q() {	# q DB SQL: one value, or the error's SQLSTATE as "error SQLSTATE"
+	local out
+	if out=$(psql -X -q -At -d "$1" -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -c "$2" 2>&1); then
+		echo "$out"
+	else
+		echo "error $(echo "$out" | sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p' | head -n 1)"
+	fi
+}
+
+for db in $src $dst; do
+	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null 2>&1
+done
+psql -X -q -d postgres -c "ALTER DATABASE $src SET simhash.max_distance = 0" \
+	-c "ALTER DATABASE $dst SET simhash.max_distance = 64" >/dev/null
+
+# rows 5 and more bits apart: a constraint read with the default 9 (or 64)
+# would not take them
+psql -X -q -d $src -v ON_ERROR_STOP=1 >/dev/null <<'EOF'
+CREATE EXTENSION simhash;
+CREATE TABLE posts (id bigint PRIMARY KEY, fp simhash,
+                    EXCLUDE USING hamming (fp WITH %) WITH (max_distance = 3));
+INSERT INTO posts VALUES (1, '0000000000000000'), (2, '000000000000001f'), (3, '00000000000003e0'),
+                         (4, 'ffffffffffffffff');
+EOF
+check "rows in the source" 4 "$(q $src 'SELECT count(*) FROM posts')"
+
+dump=$(mktemp /tmp/simhash-dump.XXXXXX)
+trap 'rm -f "$dump"' EXIT
+pg_dump -d $src >"$dump" 2>&1
+check "pg_dump" 0 $?
+restore_out=$(psql -X -q -d $dst -v ON_ERROR_STOP=1 -f "$dump" 2>&1 >/dev/null)
+check "restore without error" 0 $?
+[ -z "$restore_out" ] || echo "$restore_out" | sed 's/^/    /'
+
+check "rows in the restored table" 4 "$(q $dst 'SELECT count(*) FROM posts')"
+want="EXCLUDE USING hamming (fp WITH %) WITH (max_distance='3')"
+check "the restored constraint" "$want" \
+	"$(q $dst "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'posts'::regclass AND contype = 'x'")"
+for db in $src $dst; do
+	# 3 bits from row 4 (the session's setting 0 or 64 does not matter)
+	check "$db: a row 3 bits from another is rejected" "error 23P01" \
+		"$(q $db "INSERT INTO posts VALUES (10, 'fffffffffffffff8')")"
+	check "$db: ON CONFLICT DO NOTHING skips it" "0" \
+		"$(q $db "WITH i AS (INSERT INTO posts VALUES (10, 'fffffffffffffff8') ON CONFLICT DO NOTHING RETURNING 1) SELECT count(*) FROM i")"
+	# 4 bits from row 4, more from the others
+	check "$db: a row 4 bits from the nearest goes in" "1" \
+		"$(q $db "WITH i AS (INSERT INTO posts VALUES (11, 'fffffffffffffff0') RETURNING 1) SELECT count(*) FROM i")"
+done
+
+for db in $src $dst; do
+	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1
+done
+echo "dump_restore: $passed passed, $failed failed"
+[ "$failed" = 0 ]
