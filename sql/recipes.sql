@@ -3,6 +3,9 @@
 -- max_distance, not the session's setting).
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
+-- the README's table names, in a schema of their own (the suite shares a database)
+CREATE SCHEMA recipes;
+SET search_path = recipes, public;
 
 CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL,
                    fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
@@ -52,6 +55,8 @@ SELECT id_a, id_b, distance, round(similarity::numeric, 3) AS similarity
 FROM simhash_pairs('SELECT id, fp, body FROM docs', 16, 0.8) ORDER BY id_a, id_b;
 SELECT * FROM simhash_clusters('SELECT id, fp, body FROM docs', 16, 0.8) ORDER BY id;
 SELECT * FROM simhash_dedup('SELECT id, fp, body FROM docs', 16, 0.8) ORDER BY id;
+-- the text in place of the fingerprint: the hint says how to fingerprint it
+SELECT * FROM simhash_dedup('SELECT id, body FROM docs', 9);
 
 -- move duplicates to an archive (a generated column in the source)
 BEGIN;
@@ -117,6 +122,7 @@ INSERT INTO posts VALUES (5, 'fffffffffffffff0') ON CONFLICT DO NOTHING;   -- 4 
 INSERT INTO posts VALUES (6, 'fffffffffffffff1') ON CONFLICT DO NOTHING;   -- 1 bit: skipped
 \c
 SET client_min_messages = warning;
+SET search_path = recipes, public;
 SET simhash.max_distance = 64;
 INSERT INTO posts VALUES (7, '0000000000000100');     -- 1 bit from row 1, another session: rejected
 SET simhash.max_distance = 0;
@@ -140,3 +146,4 @@ INSERT INTO posts VALUES (9, 'f0fffffffffffff0');     -- 4 bits from row 5: acce
 SELECT count(*) FROM posts;
 CREATE INDEX ON posts USING hamming (fp) WITH (max_distance = 65);
 CREATE INDEX ON posts USING hamming (fp) WITH (max_distance = -2);
+DROP SCHEMA recipes CASCADE;

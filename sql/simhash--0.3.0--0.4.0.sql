@@ -310,7 +310,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
-	'the n rows of query (SELECT id, simhash) nearest to target, nearest first (ties by id), exact: one query per radius of 3, 6, 10, 16, 24 and 64 bits, each answered by an index on the queried column; trailing semicolons and a trailing -- comment are allowed';
+	'deprecated: use ORDER BY fp <~> target LIMIT n with a hamming index. The n rows of query (SELECT id, simhash) nearest to target, nearest first (ties by id), exact: one query per radius of 3, 6, 10, 16, 24 and 64 bits, each answered by an index on the queried column; trailing semicolons and a trailing -- comment are allowed';
 
 
 -- ---------------------------------------------------------------------------

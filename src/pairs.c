@@ -47,6 +47,7 @@
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "lib/hyperloglog.h"
+#include "parser/parse_coerce.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
 #include "tcop/pquery.h"
@@ -309,7 +310,7 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errmsg("query must return two columns: a bigint id and a simhash"),
 				 errdetail("The first column has type %s.",
 						   format_type_be(TupleDescAttr(desc, 0)->atttypid)),
-				 errhint("The id may be bigint, integer or smallint.")));
+				 errhint("The id may be bigint, integer or smallint. For another key, number the rows (row_number() OVER (ORDER BY key)) and join the numbers back to the keys.")));
 	fp_type = getBaseType(TupleDescAttr(desc, 1)->atttypid);
 	if (fp_type != simhash_type)
 		ereport(ERROR,
@@ -317,6 +318,8 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errmsg("query must return two columns: a bigint id and a simhash"),
 				 errdetail("The second column has type %s.",
 						   format_type_be(TupleDescAttr(desc, 1)->atttypid)),
+				 TypeCategory(fp_type) == TYPCATEGORY_STRING ?
+				 errhint("Fingerprint the text in the query: SELECT id, simhash(body) FROM ...") :
 				 errhint("Cast the fingerprint to simhash, for example fp::simhash.")));
 }
 

@@ -56,7 +56,7 @@ while i < len(text):
     i += 1
 EOF
 
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null || {
+psql -X -q -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null || {
 	echo "readme: cannot create database $db"
 	echo "readme: 0 passed, 1 failed"
 	exit 1
