@@ -456,3 +456,91 @@ COMMENT ON FUNCTION simhash128_distance(simhash128, simhash128) IS 'number of bi
 CREATE OPERATOR <~> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_distance,
 	COMMUTATOR = <~>);
 COMMENT ON OPERATOR <~> (simhash128, simhash128) IS 'Hamming distance (0..128)';
+
+-- fingerprints: the same features, options and frozen definition as the
+-- 64-bit forms, in one pass over the input.  The high 64 bits are the 64-bit
+-- form's value; the low 64 bits are voted by each feature's second hash
+-- (XXH3-64, seed 128, of its first hash's 8 little-endian bytes).
+CREATE FUNCTION simhash128(body text, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
+	RETURNS simhash128 AS 'MODULE_PATHNAME', 'simhash128_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(text, integer, text) IS
+	'128-bit fingerprint of a text, with the tokens, shingles and weightings of simhash(text, shingle, weighting), whose value is its high half';
+-- varchar columns need their own entry: without it, simhash128(varchar_column)
+-- would be read as a cast to the simhash128 type
+CREATE FUNCTION simhash128(body varchar, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
+	RETURNS simhash128 AS 'MODULE_PATHNAME', 'simhash128_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(varchar, integer, text) IS '128-bit fingerprint of a varchar; same as simhash128(text)';
+CREATE FUNCTION simhash128_ngram(body text, n integer DEFAULT 3, weighting text DEFAULT 'tf')
+	RETURNS simhash128 AS 'MODULE_PATHNAME', 'simhash128_ngram'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ngram(text, integer, text) IS
+	'128-bit fingerprint of a text from its character n-grams, as simhash_ngram(text, n, weighting), whose value is its high half';
+CREATE FUNCTION simhash128(tsvector) RETURNS simhash128
+	AS 'MODULE_PATHNAME', 'simhash128_tsvector'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(tsvector) IS '128-bit fingerprint of a tsvector, as simhash(tsvector), whose value is its high half';
+CREATE FUNCTION simhash128(features text[]) RETURNS simhash128
+	AS 'MODULE_PATHNAME', 'simhash128_features'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(text[]) IS '128-bit fingerprint of a list of features, as simhash(text[]), whose value is its high half';
+
+-- radius searches: simhash128_ball, <@ and @>, simhash128_within(); the
+-- planner support turns "a <~> b <= k" into simhash128_within(a, b, k) and
+-- that into the index condition "a <@ simhash128_ball(b, k)"
+CREATE TYPE simhash128_ball;
+CREATE FUNCTION simhash128_ball_in(cstring) RETURNS simhash128_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_ball_out(simhash128_ball) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_ball_recv(internal) RETURNS simhash128_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_ball_send(simhash128_ball) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE simhash128_ball (
+	INPUT = simhash128_ball_in,
+	OUTPUT = simhash128_ball_out,
+	RECEIVE = simhash128_ball_recv,
+	SEND = simhash128_ball_send,
+	INTERNALLENGTH = 24,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash128_ball IS 'all 128-bit fingerprints within a Hamming radius of a center, written (center,radius)';
+COMMENT ON FUNCTION simhash128_ball_in(cstring) IS 'reads a simhash128_ball written (center,radius)';
+COMMENT ON FUNCTION simhash128_ball_out(simhash128_ball) IS 'writes a simhash128_ball as (center,radius)';
+COMMENT ON FUNCTION simhash128_ball_recv(internal) IS 'reads a simhash128_ball in binary form (16-byte center, 4-byte radius, big-endian)';
+COMMENT ON FUNCTION simhash128_ball_send(simhash128_ball) IS 'writes a simhash128_ball in binary form (16-byte center, 4-byte radius, big-endian)';
+
+CREATE FUNCTION simhash128_ball(center simhash128, radius integer) RETURNS simhash128_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ball(simhash128, integer) IS 'the ball of 128-bit fingerprints within radius bits of center (radius clamped to -1..128; -1 is empty)';
+CREATE FUNCTION simhash128_ball_center(simhash128_ball) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ball_center(simhash128_ball) IS 'center of a simhash128_ball';
+CREATE FUNCTION simhash128_ball_radius(simhash128_ball) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ball_radius(simhash128_ball) IS 'radius of a simhash128_ball';
+
+CREATE FUNCTION simhash128_in_ball(simhash128, simhash128_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_ball_contains(simhash128_ball, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_in_ball(simhash128, simhash128_ball) IS 'implementation of <@: is the fingerprint in the ball';
+COMMENT ON FUNCTION simhash128_ball_contains(simhash128_ball, simhash128) IS 'implementation of @>: does the ball contain the fingerprint';
+CREATE OPERATOR <@ (LEFTARG = simhash128, RIGHTARG = simhash128_ball, FUNCTION = simhash128_in_ball,
+	COMMUTATOR = @>, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+CREATE OPERATOR @> (LEFTARG = simhash128_ball, RIGHTARG = simhash128, FUNCTION = simhash128_ball_contains,
+	COMMUTATOR = <@, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+COMMENT ON OPERATOR <@ (simhash128, simhash128_ball) IS 'is within the ball (indexable)';
+COMMENT ON OPERATOR @> (simhash128_ball, simhash128) IS 'ball contains the fingerprint (indexable)';
+
+CREATE FUNCTION simhash128_within(a simhash128, b simhash128, max_distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash128_within(simhash128, simhash128, integer) IS 'true when a and b differ in at most max_distance bits (indexable on a or b)';
+CREATE FUNCTION simhash128_at_distance(a simhash128, b simhash128, distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash128_at_distance(simhash128, simhash128, integer) IS 'true when a and b differ in exactly distance bits (indexable on a or b)';

@@ -55,24 +55,31 @@ simhash_check_blocks(int nblocks)
 						SIMHASH_MIN_BLOCKS, SIMHASH_BITS, nblocks)));
 }
 
-/* the share of uniformly random fingerprints within k bits of a given one */
+/* the share of uniformly random fingerprints of "bits" bits within k bits of a given one */
 double
-simhash_random_within_fraction(int k)
+simhash_random_within_fraction_of(int k, int bits)
 {
-	double		term = 1.0;		/* C(64, i) */
+	double		term = 1.0;		/* C(bits, i) */
 	double		sum = 0.0;
 	int			i;
 
 	if (k < 0)
 		return 0.0;
-	if (k >= SIMHASH_BITS)
+	if (k >= bits)
 		return 1.0;
 	for (i = 0; i <= k; i++)
 	{
 		sum += term;
-		term = term * (SIMHASH_BITS - i) / (i + 1);
+		term = term * (bits - i) / (i + 1);
 	}
-	return sum / ldexp(1.0, SIMHASH_BITS);
+	return sum / ldexp(1.0, bits);
+}
+
+/* the same for 64-bit fingerprints */
+double
+simhash_random_within_fraction(int k)
+{
+	return simhash_random_within_fraction_of(k, SIMHASH_BITS);
 }
 
 /* values of width bits within r bits of a given one: sum of C(width, i), i <= r */

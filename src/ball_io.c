@@ -12,11 +12,6 @@
 
 #include "libpq/pqformat.h"
 
-#define BALL_MIN_RADIUS		(-1)	/* the empty ball */
-
-#define BALL_INPUT_HINT \
-	errhint("A simhash_ball is written as (center,radius), for example '(0123456789abcdef,3)'.")
-
 static const char *
 skip_space(const char *p)
 {
@@ -35,36 +30,41 @@ make_ball(simhash center, int32 radius)
 	return ball;
 }
 
-PG_FUNCTION_INFO_V1(simhash_ball_in);
-Datum
-simhash_ball_in(PG_FUNCTION_ARGS)
+/*
+ * The text form of a ball type of "bits"-bit centers, as in its example:
+ * (center,radius), the center bits / 4 hexadecimal digits.  Sets *center to
+ * its first digit and *radius, and returns true; or reports the error (on
+ * PostgreSQL 16 and later a soft error, and returns false).
+ */
+bool
+simhash_read_ball_text(FunctionCallInfo fcinfo, const char *str, const char *typname, int bits,
+					   const char *example, const char **center, int32 *radius)
 {
-	char	   *str = PG_GETARG_CSTRING(0);
 	const char *p = skip_space(str);
 	const char *digits;
-	simhash		center = 0;
+	simhash		ignored;
 	bool		negative = false;
-	int			radius = 0;
+	int			value = 0;
 	bool		in_range = true;
 	const char *problem = NULL;
 
 	if (*p != '(')
 		problem = "Expected \"(\" at the start.";
-	else if (simhash_parse_hex(p = skip_space(p + 1), &center) != SIMHASH_HEX_DIGITS)
-		problem = "The center must be exactly 16 hexadecimal digits.";
-	else if (*(p = skip_space(p + SIMHASH_HEX_DIGITS)) != ',')
+	else if (simhash_parse_hex(p = skip_space(p + 1), &ignored) != (size_t) bits / 4)
+		problem = psprintf("The center must be exactly %d hexadecimal digits.", bits / 4);
+	else if (*skip_space((*center = p) + bits / 4) != ',')
 		problem = "Expected \",\" after the center.";
 	else
 	{
-		p = skip_space(p + 1);
+		p = skip_space(skip_space(p + bits / 4) + 1);
 		if (*p == '-' || *p == '+')
 			negative = (*p++ == '-');
 		digits = p;
 		/* no overflow: stop counting at the first value out of range */
 		for (; *p >= '0' && *p <= '9'; p++)
 		{
-			if (radius <= SIMHASH_BITS)
-				radius = radius * 10 + (*p - '0');
+			if (value <= bits)
+				value = value * 10 + (*p - '0');
 		}
 		if (p == digits)
 			problem = "The radius must be an integer.";
@@ -74,21 +74,36 @@ simhash_ball_in(PG_FUNCTION_ARGS)
 			problem = "Unexpected characters after \")\".";
 		else
 		{
-			radius = negative ? -radius : radius;
-			in_range = radius >= BALL_MIN_RADIUS && radius <= SIMHASH_BITS;
+			*radius = negative ? -value : value;
+			in_range = *radius >= BALL_MIN_RADIUS && *radius <= bits;
 		}
 	}
 	if (problem)
 		SIMHASH_INPUT_ERROR(fcinfo,
 							(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							 errmsg("invalid input syntax for type %s: \"%s\"", "simhash_ball", str),
+							 errmsg("invalid input syntax for type %s: \"%s\"", typname, str),
 							 errdetail("%s", problem),
-							 BALL_INPUT_HINT));
+							 errhint("A %s is written as (center,radius), for example '%s'.", typname, example)));
 	if (!in_range)
 		SIMHASH_INPUT_ERROR(fcinfo,
 							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("radius of simhash_ball \"%s\" is out of range", str),
-							 errdetail("A radius is between 0 and 64 bits, or -1 for the empty ball.")));
+							 errmsg("radius of %s \"%s\" is out of range", typname, str),
+							 errdetail("A radius is between 0 and %d bits, or -1 for the empty ball.", bits)));
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(simhash_ball_in);
+Datum
+simhash_ball_in(PG_FUNCTION_ARGS)
+{
+	const char *digits;
+	simhash		center;
+	int32		radius;
+
+	if (!simhash_read_ball_text(fcinfo, PG_GETARG_CSTRING(0), "simhash_ball", SIMHASH_BITS,
+								"(0123456789abcdef,3)", &digits, &radius))
+		PG_RETURN_NULL();
+	simhash_parse_hex(digits, &center);
 	PG_RETURN_POINTER(make_ball(center, radius));
 }
 

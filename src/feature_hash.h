@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #define SIMHASH_SEED		0	/* pinned: changing it changes every fingerprint */
+#define SIMHASH128_SEED		128	/* pinned: the low half of every simhash128 */
 #define SIMHASH_MAX_SHINGLE	16
 
 /*
@@ -136,6 +137,27 @@ simhash_shingle_hash(const uint64 *hashes, int n)
 	return SIMHASH_XXH3_SHORT(buf, (size_t) n * 8);
 #else
 	return SIMHASH_XXH3_SHORT(hashes, (size_t) n * 8);
+#endif
+}
+
+/*
+ * The feature hash of the low half of a 128-bit fingerprint: XXH3-64 with
+ * seed SIMHASH128_SEED of the feature's hash (the high half's, above)
+ * written as 8 little-endian bytes.  A second hash of the same feature, made
+ * without going over the text again; the high half stays simhash()'s.
+ */
+static pg_attribute_always_inline uint64
+simhash_low_hash(uint64 hash)
+{
+	unsigned char buf[8];
+	int			b;
+
+	for (b = 0; b < 8; b++)
+		buf[b] = (unsigned char) (hash >> (8 * b));
+#if XXH_VERSION_NUMBER >= 800 && XXH_VERSION_NUMBER < 900
+	return XXH3_len_4to8_64b(buf, 8, XXH3_kSecret, SIMHASH128_SEED);
+#else
+	return XXH3_64bits_withSeed(buf, 8, SIMHASH128_SEED);
 #endif
 }
 

@@ -3,9 +3,13 @@
  *	  Computing fingerprints: the vote accumulator, feature hashing, and the
  *	  SQL functions simhash(text, ...), simhash_ngram(text, ...),
  *	  simhash(tsvector), simhash(text[]), simhash(text[], float8[]) and the
- *	  aggregate simhash_agg(text, float8).
+ *	  aggregate simhash_agg(text, float8); and the 128-bit simhash128(text,
+ *	  ...), simhash128_ngram(text, ...), simhash128(tsvector) and
+ *	  simhash128(text[]), whose high half is the 64-bit function's value and
+ *	  whose low half is voted by the same features' second hashes
+ *	  (simhash_low_hash), in the same pass.
  */
-#include "simhash.h"
+#include "simhash128.h"
 
 #include <math.h>
 
@@ -169,6 +173,27 @@ simhash_acc_add_units(SimhashAcc *acc, const uint64 *h, int n)
 	acc_add_units_at(acc, h, n, 0);
 }
 
+/* Add the second hashes of features of weight 2^p (the low half's votes). */
+#define LOW_CHUNK 256
+
+static void
+acc_add_low_units_at(SimhashAcc *acc, const uint64 *h, int n, int p)
+{
+	uint64		second[LOW_CHUNK];
+
+	while (n > 0)
+	{
+		int			m = Min(n, LOW_CHUNK);
+		int			i;
+
+		for (i = 0; i < m; i++)
+			second[i] = simhash_low_hash(h[i]);
+		acc_add_units_at(acc, second, m, p);
+		h += m;
+		n -= m;
+	}
+}
+
 /* Add one feature of integer weight w: 2^p for each bit p set in w. */
 void
 simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 w)
@@ -327,6 +352,7 @@ typedef struct FeatureSink
 {
 	Weighting	weighting;
 	SimhashAcc	acc;
+	SimhashAcc *low;			/* a 128-bit fingerprint's low half, or NULL */
 	FeatureTable *table;
 	Tuplesortstate *spill;		/* counted hashes, once the table overflowed */
 } FeatureSink;
@@ -446,6 +472,24 @@ sink_spill(FeatureSink *sink)
 	memset(tab->counts, 0, tab->size * sizeof(uint32));
 }
 
+/* votes of weight 1 for the features of these hashes, in both halves */
+static void
+sink_vote(FeatureSink *sink, const uint64 *hashes, int n)
+{
+	simhash_acc_add_units(&sink->acc, hashes, n);
+	if (sink->low != NULL)
+		acc_add_low_units_at(sink->low, hashes, n, 0);
+}
+
+/* a vote of integer weight w for the feature of this hash, in both halves */
+static void
+sink_vote_times(FeatureSink *sink, uint64 hash, uint32 w)
+{
+	simhash_acc_add_times(&sink->acc, hash, w);
+	if (sink->low != NULL)
+		simhash_acc_add_times(sink->low, simhash_low_hash(hash), w);
+}
+
 /*
  * Count one occurrence of each hash, and vote as the count grows: the
  * weight of a feature counted c times is the number of counts from 1 to c
@@ -509,7 +553,7 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 		}
 		tab->used = used;
 		if (sink->spill == NULL)
-			simhash_acc_add_units(&sink->acc, votes, nvotes);
+			sink_vote(sink, votes, nvotes);
 		if (k < n && tab->used == tab->limit)
 		{
 			if (tab->size < tab->max_size)
@@ -517,7 +561,11 @@ sink_count(FeatureSink *sink, const uint64 *hashes, int n)
 			else
 			{
 				if (sink->spill == NULL)
+				{
 					simhash_acc_init(&sink->acc);
+					if (sink->low != NULL)
+						simhash_acc_init(sink->low);
+				}
 				sink_spill(sink);
 			}
 		}
@@ -530,7 +578,7 @@ sink_add(const uint64 *hashes, int n, void *arg)
 	FeatureSink *sink = (FeatureSink *) arg;
 
 	if (sink->weighting == WEIGHT_TF)
-		simhash_acc_add_units(&sink->acc, hashes, n);
+		sink_vote(sink, hashes, n);
 	else
 		sink_count(sink, hashes, n);
 }
@@ -566,14 +614,14 @@ sink_finish(FeatureSink *sink)
 			CHECK_FOR_INTERRUPTS();
 			if (count > 0 && hash != current)
 			{
-				simhash_acc_add_times(&sink->acc, current, sink_weight(sink, count));
+				sink_vote_times(sink, current, sink_weight(sink, count));
 				count = 0;
 			}
 			current = hash;
 			count++;
 		}
 		if (count > 0)
-			simhash_acc_add_times(&sink->acc, current, sink_weight(sink, count));
+			sink_vote_times(sink, current, sink_weight(sink, count));
 		tuplesort_end(sink->spill);
 		sink->spill = NULL;
 	}
@@ -619,17 +667,29 @@ feature_table(FunctionCallInfo fcinfo)
 	return tab;
 }
 
+/*
+ * The fingerprint of the text argument; with low not NULL, the low half of
+ * its 128-bit fingerprint in *low too.
+ */
 static simhash
-fingerprint_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, int n, Weighting weighting)
+fingerprint_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, int n, Weighting weighting,
+				 uint64 *low)
 {
 	text	   *body = PG_GETARG_TEXT_PP(0);
 	FeatureSink sink;
+	SimhashAcc	low_acc;
 	int			len = VARSIZE_ANY_EXHDR(body);
 	char	   *utf8 = simhash_as_utf8(VARDATA_ANY(body), &len);
 	simhash		result;
 
 	sink.weighting = weighting;
 	simhash_acc_init(&sink.acc);
+	sink.low = NULL;
+	if (low != NULL)
+	{
+		simhash_acc_init(&low_acc);
+		sink.low = &low_acc;
+	}
 	sink.spill = NULL;
 	sink.table = NULL;
 	if (weighting != WEIGHT_TF)
@@ -642,6 +702,8 @@ fingerprint_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, int n, Weight
 	if (utf8 != VARDATA_ANY(body))
 		pfree(utf8);
 	result = sink_finish(&sink);
+	if (low != NULL)
+		*low = simhash_acc_finish(&low_acc);
 	if (sink.table != NULL && fcinfo->flinfo == NULL)
 	{
 		pfree(sink.table->keys);
@@ -658,7 +720,26 @@ simhash_text(PG_FUNCTION_ARGS)
 	int			n = parse_size(PG_GETARG_INT32(1), "shingle");
 	Weighting	weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 
-	PG_RETURN_SIMHASH(fingerprint_text(fcinfo, SIMHASH_FEATURE_WORDS, n, weighting));
+	PG_RETURN_SIMHASH(fingerprint_text(fcinfo, SIMHASH_FEATURE_WORDS, n, weighting, NULL));
+}
+
+/* the 128-bit fingerprint of (text, size, weighting) arguments */
+static Simhash128 *
+fingerprint128_text(FunctionCallInfo fcinfo, SimhashFeatureKind kind, const char *size_name)
+{
+	int			n = parse_size(PG_GETARG_INT32(1), size_name);
+	Weighting	weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
+	uint64		low;
+	uint64		high = fingerprint_text(fcinfo, kind, n, weighting, &low);
+
+	return simhash128_make(high, low);
+}
+
+PG_FUNCTION_INFO_V1(simhash128_text);
+Datum
+simhash128_text(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH128_P(fingerprint128_text(fcinfo, SIMHASH_FEATURE_WORDS, "shingle"));
 }
 
 PG_FUNCTION_INFO_V1(simhash_ngram);
@@ -668,7 +749,14 @@ simhash_ngram(PG_FUNCTION_ARGS)
 	int			n = parse_size(PG_GETARG_INT32(1), "n");
 	Weighting	weighting = parse_weighting(PG_GETARG_TEXT_PP(2));
 
-	PG_RETURN_SIMHASH(fingerprint_text(fcinfo, SIMHASH_FEATURE_CHARS, n, weighting));
+	PG_RETURN_SIMHASH(fingerprint_text(fcinfo, SIMHASH_FEATURE_CHARS, n, weighting, NULL));
+}
+
+PG_FUNCTION_INFO_V1(simhash128_ngram);
+Datum
+simhash128_ngram(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH128_P(fingerprint128_text(fcinfo, SIMHASH_FEATURE_CHARS, "n"));
 }
 
 /* hash of a feature given by the user, as UTF-8 bytes, not normalized */
@@ -699,6 +787,8 @@ hash_given_feature(const char *s, int len, bool is_utf8)
 typedef struct GivenBatch
 {
 	const unsigned char *base;	/* every feature lies in it */
+	SimhashAcc *acc;			/* the votes */
+	SimhashAcc *low;			/* a 128-bit fingerprint's low half, or NULL */
 	bool		is_utf8;
 	int			n;
 	uint32		start[GIVEN_BATCH];
@@ -710,24 +800,30 @@ typedef struct GivenBatch
 } GivenBatch;
 
 static void
-given_init(GivenBatch *b, const void *base)
+given_init(GivenBatch *b, const void *base, SimhashAcc *acc, SimhashAcc *low)
 {
+	simhash_acc_init(acc);
+	if (low != NULL)
+		simhash_acc_init(low);
 	b->base = base;
+	b->acc = acc;
+	b->low = low;
 	b->is_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	b->n = 0;
 	b->weights_or = 0;
 }
 
 /*
- * Hash the batch and add its votes: all of weight 1 (every array, most
- * tsvectors) in one go; otherwise those of weight 1 are listed apart from
- * the others (each written to both lists and counted in one, without a
- * branch) and added in one go, and the others are listed by the bits of
- * their weights below 16 the same way and each list added as features of
- * weight 2^bit; what a weight has above 15 (rare) is added on its own.
+ * Add the votes of the batch's features, whose hashes (or second hashes) are
+ * h[]: all of weight 1 (every array, most tsvectors) in one go; otherwise
+ * those of weight 1 are listed apart from the others (each written to both
+ * lists and counted in one, without a branch) and added in one go, and the
+ * others are listed by the bits of their weights below 16 the same way and
+ * each list added as features of weight 2^bit; what a weight has above 15
+ * (rare) is added on its own.
  */
 static void
-given_flush(GivenBatch *b, SimhashAcc *acc)
+given_votes(GivenBatch *b, SimhashAcc *acc, const uint64 *h)
 {
 	uint64		ones[GIVEN_BATCH];
 	uint16		others[GIVEN_BATCH];
@@ -740,18 +836,14 @@ given_flush(GivenBatch *b, SimhashAcc *acc)
 				c3 = 0,
 				i;
 
-	simhash_hash_spans(b->base, b->start, b->end, 0, b->n, b->hash, &b->lists[0][0],
-					   GIVEN_BATCH + 1);
 	if (b->weights_or == 1)
 	{
-		acc_add_units_at(acc, b->hash, b->n, 0);
-		b->n = 0;
-		b->weights_or = 0;
+		acc_add_units_at(acc, h, b->n, 0);
 		return;
 	}
 	for (i = 0; i < b->n; i++)
 	{
-		ones[nones] = b->hash[i];
+		ones[nones] = h[i];
 		others[nothers] = (uint16) i;
 		nones += b->weight[i] == 1;
 		nothers += b->weight[i] != 1;
@@ -759,31 +851,55 @@ given_flush(GivenBatch *b, SimhashAcc *acc)
 	acc_add_units_at(acc, ones, nones, 0);
 	for (i = 0; i < nothers; i++)
 	{
-		uint64		h = b->hash[others[i]];
+		uint64		hi = h[others[i]];
 		uint32		w = b->weight[others[i]];
 
-		bybit[0][c0] = bybit[1][c1] = bybit[2][c2] = bybit[3][c3] = h;
+		bybit[0][c0] = bybit[1][c1] = bybit[2][c2] = bybit[3][c3] = hi;
 		c0 += w & 1;
 		c1 += (w >> 1) & 1;
 		c2 += (w >> 2) & 1;
 		c3 += (w >> 3) & 1;
 		if (unlikely(w > 15))
-			simhash_acc_add_times(acc, h, w & ~(uint32) 15);
+			simhash_acc_add_times(acc, hi, w & ~(uint32) 15);
 	}
 	acc_add_units_at(acc, bybit[0], c0, 0);
 	acc_add_units_at(acc, bybit[1], c1, 1);
 	acc_add_units_at(acc, bybit[2], c2, 2);
 	acc_add_units_at(acc, bybit[3], c3, 3);
+}
+
+/* Hash the batch and add its votes, to both halves of a 128-bit fingerprint. */
+static void
+given_flush(GivenBatch *b)
+{
+	simhash_hash_spans(b->base, b->start, b->end, 0, b->n, b->hash, &b->lists[0][0],
+					   GIVEN_BATCH + 1);
+	given_votes(b, b->acc, b->hash);
+	if (b->low != NULL)
+	{
+		uint64		second[GIVEN_BATCH];
+		int			i;
+
+		for (i = 0; i < b->n; i++)
+			second[i] = simhash_low_hash(b->hash[i]);
+		given_votes(b, b->low, second);
+	}
 	b->n = 0;
 	b->weights_or = 0;
 }
 
 /* one feature: the len bytes at s (inside b->base) of weight w */
 static inline void
-given_add(GivenBatch *b, SimhashAcc *acc, const char *s, int len, uint32 w)
+given_add(GivenBatch *b, const char *s, int len, uint32 w)
 {
 	if (!b->is_utf8)
-		simhash_acc_add_times(acc, hash_given_feature(s, len, false), w);
+	{
+		uint64		h = hash_given_feature(s, len, false);
+
+		simhash_acc_add_times(b->acc, h, w);
+		if (b->low != NULL)
+			simhash_acc_add_times(b->low, simhash_low_hash(h), w);
+	}
 	else
 	{
 		/* n in a local: the stores below could alias b->n */
@@ -796,31 +912,57 @@ given_add(GivenBatch *b, SimhashAcc *acc, const char *s, int len, uint32 w)
 		b->weights_or |= w;
 		b->n = ++n;
 		if (n == GIVEN_BATCH)
-			given_flush(b, acc);
+			given_flush(b);
 	}
+}
+
+/* the votes of a tsvector's lexemes, in acc (and in low, when not NULL) */
+static void
+tsvector_votes(TSVector tsv, SimhashAcc *acc, SimhashAcc *low)
+{
+	WordEntry  *entries = ARRPTR(tsv);
+	GivenBatch	batch;
+	int			i;
+
+	given_init(&batch, STRPTR(tsv), acc, low);
+	for (i = 0; i < tsv->size; i++)
+	{
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		given_add(&batch, STRPTR(tsv) + entries[i].pos, entries[i].len,
+				  entries[i].haspos ? POSDATALEN(tsv, &entries[i]) : 1);
+	}
+	given_flush(&batch);
 }
 
 PG_FUNCTION_INFO_V1(simhash_tsvector);
 Datum
 simhash_tsvector(PG_FUNCTION_ARGS)
 {
-	TSVector	tsv = PG_GETARG_TSVECTOR(0);
-	WordEntry  *entries = ARRPTR(tsv);
 	SimhashAcc	acc;
-	GivenBatch	batch;
-	int			i;
 
-	simhash_acc_init(&acc);
-	given_init(&batch, STRPTR(tsv));
-	for (i = 0; i < tsv->size; i++)
-	{
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		given_add(&batch, &acc, STRPTR(tsv) + entries[i].pos, entries[i].len,
-				  entries[i].haspos ? POSDATALEN(tsv, &entries[i]) : 1);
-	}
-	given_flush(&batch, &acc);
+	tsvector_votes(PG_GETARG_TSVECTOR(0), &acc, NULL);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
+}
+
+/* the 128-bit fingerprint of the votes in acc (high half) and low */
+static Simhash128 *
+acc_finish128(SimhashAcc *acc, SimhashAcc *low)
+{
+	uint64		high = simhash_acc_finish(acc);
+
+	return simhash128_make(high, simhash_acc_finish(low));
+}
+
+PG_FUNCTION_INFO_V1(simhash128_tsvector);
+Datum
+simhash128_tsvector(PG_FUNCTION_ARGS)
+{
+	SimhashAcc	acc;
+	SimhashAcc	low;
+
+	tsvector_votes(PG_GETARG_TSVECTOR(0), &acc, &low);
+	PG_RETURN_SIMHASH128_P(acc_finish128(&acc, &low));
 }
 
 /* the number (from 1) of the first NULL element of a one-dimensional arr, or 0 */
@@ -846,14 +988,12 @@ check_weight(double w)
 				 errmsg("feature weight must be a finite number, not %g", w)));
 }
 
-PG_FUNCTION_INFO_V1(simhash_features);
-Datum
-simhash_features(PG_FUNCTION_ARGS)
+/* the votes of an array of features, in acc (and in low, when not NULL) */
+static void
+features_votes(ArrayType *arr, SimhashAcc *acc, SimhashAcc *low)
 {
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	int			n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	const char *p = ARR_DATA_PTR(arr);
-	SimhashAcc	acc;
 	GivenBatch	batch;
 	int			i;
 
@@ -866,19 +1006,38 @@ simhash_features(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("feature array must not contain nulls"),
 				 errdetail("Element %d is null.", i)));
-	simhash_acc_init(&acc);
-	given_init(&batch, p);
+	given_init(&batch, p, acc, low);
 	/* the elements in place (text: varlena, int alignment) */
 	for (i = 0; i < n; i++)
 	{
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		given_add(&batch, &acc, VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), 1);
+		given_add(&batch, VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), 1);
 		p = att_addlength_pointer(p, -1, p);
 		p = (const char *) att_align_nominal(p, TYPALIGN_INT);
 	}
-	given_flush(&batch, &acc);
+	given_flush(&batch);
+}
+
+PG_FUNCTION_INFO_V1(simhash_features);
+Datum
+simhash_features(PG_FUNCTION_ARGS)
+{
+	SimhashAcc	acc;
+
+	features_votes(PG_GETARG_ARRAYTYPE_P(0), &acc, NULL);
 	PG_RETURN_SIMHASH(simhash_acc_finish(&acc));
+}
+
+PG_FUNCTION_INFO_V1(simhash128_features);
+Datum
+simhash128_features(PG_FUNCTION_ARGS)
+{
+	SimhashAcc	acc;
+	SimhashAcc	low;
+
+	features_votes(PG_GETARG_ARRAYTYPE_P(0), &acc, &low);
+	PG_RETURN_SIMHASH128_P(acc_finish128(&acc, &low));
 }
 
 /*

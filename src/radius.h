@@ -63,6 +63,8 @@ typedef struct SimhashBall
 	int32		padding;
 } SimhashBall;
 
+#define BALL_MIN_RADIUS		(-1)	/* the empty ball */
+
 #define DatumGetSimhashBallP(X)		((SimhashBall *) DatumGetPointer(X))
 #define PG_GETARG_SIMHASH_BALL_P(n) DatumGetSimhashBallP(PG_GETARG_DATUM(n))
 
@@ -81,11 +83,17 @@ extern int	simhash_similar_threshold(void);
 
 extern void simhash_check_distance(int32 k);
 
+/* ball_io.c: the text form of a ball of bits-bit fingerprints */
+extern bool simhash_read_ball_text(FunctionCallInfo fcinfo, const char *str, const char *typname,
+								   int bits, const char *example, const char **center,
+								   int32 *radius);
+
 /* support.c: the radius an operand stands for, as far as the planner knows */
 struct PlannerInfo;
 struct Node;
 extern int	simhash_estimated_distance(struct PlannerInfo *root, struct Node *node, Oid sibling);
 extern double simhash_random_within_fraction(int k);
+extern double simhash_random_within_fraction_of(int k, int bits);
 extern int64 simhash_probe_count(int width, int r);
 extern void simhash_spread_radii(int *radius, int nblocks, int total);
 

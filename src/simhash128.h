@@ -41,4 +41,19 @@ simhash128_make(uint64 hi, uint64 lo)
 	return result;
 }
 
+/* the text form (type128.c) */
+extern void simhash128_parse_hex(const char *digits, Simhash128 *result);
+extern void simhash128_format_hex(const Simhash128 *v, char *out);
+
+/* a ball: every 128-bit fingerprint within radius bits of center */
+typedef struct Simhash128Ball
+{
+	Simhash128	center;
+	int32		radius;			/* -1 (empty) to 128 */
+	int32		padding;
+} Simhash128Ball;
+
+#define DatumGetSimhash128BallP(X)		((Simhash128Ball *) DatumGetPointer(X))
+#define PG_GETARG_SIMHASH128_BALL_P(n)	DatumGetSimhash128BallP(PG_GETARG_DATUM(n))
+
 #endif							/* SIMHASH128_H */

@@ -18,10 +18,15 @@
  * 4. simhash_hamming_support plans "a <~> b" as "a <-> b" for nearest-first
  *	  GiST and hamming scans.
  *
+ * The same holds for simhash128: "a <~> b <= k" (simhash128_distance)
+ * becomes simhash128_within(a, b, k), whose index condition is
+ * "column <@ simhash128_ball(other, k)".
+ *
  * Selectivity is the share of uniformly random fingerprints within k bits,
  * a fair model for fingerprints of unrelated documents.
  */
 #include "radius.h"
+#include "simhash128.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_am.h"
@@ -59,9 +64,9 @@ extension_type(Oid sibling, const char *name)
 }
 
 /*
- * Is node a distance of the same schema: hamming_distance (the <~> operator),
- * possibly already planned as hamming_distance_integer (<->) seen as a
- * simhash_distance?
+ * Is node a distance of the same schema: hamming_distance or
+ * simhash128_distance (the <~> operators), possibly already planned as
+ * hamming_distance_integer (<->) seen as a simhash_distance?
  */
 static bool
 is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
@@ -88,11 +93,28 @@ is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
 		return false;
 	name = get_func_name(funcid);
 	if (name == NULL || (strcmp(name, "hamming_distance") != 0 &&
-						 strcmp(name, "hamming_distance_integer") != 0))
+						 strcmp(name, "hamming_distance_integer") != 0 &&
+						 strcmp(name, "simhash128_distance") != 0))
 		return false;
 	*a = linitial(args);
 	*b = lsecond(args);
 	return true;
+}
+
+/* is this type the extension's simhash128 (else it is simhash)? */
+static bool
+is_wide(Oid type, Oid sibling)
+{
+	return type == extension_type(sibling, "simhash128");
+}
+
+/* simhash_at_distance or simhash128_at_distance, rather than ..._within? */
+static bool
+is_at_distance(Oid funcid)
+{
+	char	   *name = get_func_name(funcid);
+
+	return strcmp(name, "simhash_at_distance") == 0 || strcmp(name, "simhash128_at_distance") == 0;
 }
 
 /* the call of a SupportRequestSimplify on a two-argument function, or NULL */
@@ -179,7 +201,9 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 	argtypes[0] = exprType(a);
 	argtypes[1] = exprType(b);
 	argtypes[2] = INT4OID;
-	target = extension_function(call->funcid, equal ? "simhash_at_distance" : "simhash_within",
+	target = extension_function(call->funcid,
+								psprintf("%s_%s", is_wide(argtypes[0], call->funcid) ? "simhash128" : "simhash",
+										 equal ? "at_distance" : "within"),
 								3, argtypes);
 	if (!OidIsValid(target))
 		PG_RETURN_POINTER(NULL);
@@ -223,15 +247,15 @@ simhash_hamming_support(PG_FUNCTION_ARGS)
 									  COERCE_IMPLICIT_CAST));
 }
 
-/* the extension's simhash_ball(simhash, integer) function */
+/* the extension's simhash_ball(simhash, integer) function, or simhash128_ball's */
 static Oid
-ball_function(Oid sibling)
+ball_function(Oid sibling, const char *type)
 {
 	Oid			argtypes[2];
 
-	argtypes[0] = extension_type(sibling, "simhash");
+	argtypes[0] = extension_type(sibling, type);
 	argtypes[1] = INT4OID;
-	return extension_function(sibling, "simhash_ball", 2, argtypes);
+	return extension_function(sibling, psprintf("%s_ball", type), 2, argtypes);
 }
 
 /*
@@ -243,7 +267,8 @@ int
 simhash_estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 {
 	/* simhash_ball(center, k): only k matters, the ball is not evaluated */
-	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == ball_function(sibling))
+	if (IsA(node, FuncExpr) && (((FuncExpr *) node)->funcid == ball_function(sibling, "simhash") ||
+								((FuncExpr *) node)->funcid == ball_function(sibling, "simhash128")))
 		return simhash_estimated_distance(root, lsecond(((FuncExpr *) node)->args), sibling);
 	node = estimate_expression_value(root, node);
 	if (IsA(node, Const))
@@ -256,6 +281,8 @@ simhash_estimated_distance(PlannerInfo *root, Node *node, Oid sibling)
 			return DatumGetInt32(c->constvalue);
 		if (c->consttype == extension_type(sibling, "simhash_ball"))
 			return DatumGetSimhashBallP(c->constvalue)->radius;
+		if (c->consttype == extension_type(sibling, "simhash128_ball"))
+			return DatumGetSimhash128BallP(c->constvalue)->radius;
 		return DEFAULT_ESTIMATE_DISTANCE;
 	}
 	return DEFAULT_ESTIMATE_DISTANCE;
@@ -315,6 +342,15 @@ gin_declines(SupportRequestIndexCondition *req, int k)
 }
 
 static Selectivity
+within_selectivity_of(int k, int bits)
+{
+	Selectivity s = simhash_random_within_fraction_of(k, bits);
+
+	CLAMP_PROBABILITY(s);
+	return s;
+}
+
+static Selectivity
 within_selectivity(int k)
 {
 	Selectivity s = simhash_random_within_fraction(k);
@@ -333,15 +369,17 @@ simhash_within_support(PG_FUNCTION_ARGS)
 	{
 		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
 		int			k;
+		int			bits;
 
 		if (list_length(req->args) != 3)
 			PG_RETURN_POINTER(NULL);
 		k = simhash_estimated_distance(req->root, lthird(req->args), req->funcid);
-		if (strcmp(get_func_name(req->funcid), "simhash_at_distance") == 0)
-			req->selectivity = within_selectivity(k) -
-				(k > PG_INT32_MIN ? within_selectivity(k - 1) : 0.0);
+		bits = is_wide(exprType(linitial(req->args)), req->funcid) ? 128 : SIMHASH_BITS;
+		if (is_at_distance(req->funcid))
+			req->selectivity = within_selectivity_of(k, bits) -
+				(k > PG_INT32_MIN ? within_selectivity_of(k - 1, bits) : 0.0);
 		else
-			req->selectivity = within_selectivity(k);
+			req->selectivity = within_selectivity_of(k, bits);
 		CLAMP_PROBABILITY(req->selectivity);
 		PG_RETURN_POINTER(req);
 	}
@@ -355,6 +393,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		Node	   *k;
 		Relids		outside;
 		Oid			simhash_type;
+		const char *ball_name;
 		Oid			ball_type;
 		Oid			in_ball_op;
 		Oid			ball_fn;
@@ -377,20 +416,21 @@ simhash_within_support(PG_FUNCTION_ARGS)
 			PG_RETURN_POINTER(NULL);
 
 		simhash_type = exprType(indexed);
-		ball_type = extension_type(req->funcid, "simhash_ball");
+		ball_name = is_wide(simhash_type, req->funcid) ? "simhash128_ball" : "simhash_ball";
+		ball_type = extension_type(req->funcid, ball_name);
 		if (!OidIsValid(ball_type))
 			PG_RETURN_POINTER(NULL);
 		in_ball_op = get_opfamily_member(req->opfamily, simhash_type, ball_type,
 										 SIMHASH_STRATEGY_IN_BALL);
 		argtypes[0] = simhash_type;
 		argtypes[1] = INT4OID;
-		ball_fn = extension_function(req->funcid, "simhash_ball", 2, argtypes);
+		ball_fn = extension_function(req->funcid, ball_name, 2, argtypes);
 		if (!OidIsValid(in_ball_op) || !OidIsValid(ball_fn))
 			PG_RETURN_POINTER(NULL);
 
 		ball = (Expr *) makeFuncExpr(ball_fn, ball_type, list_make2(other, k),
 							InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-		req->lossy = strcmp(get_func_name(req->funcid), "simhash_within") != 0;
+		req->lossy = is_at_distance(req->funcid);
 		PG_RETURN_POINTER(list_make1(make_opclause(in_ball_op, BOOLOID, false,
 												   (Expr *) indexed, ball,
 												   InvalidOid, InvalidOid)));
@@ -410,13 +450,17 @@ simhash_ball_sel(PG_FUNCTION_ARGS)
 	Oid			sibling = get_opcode(PG_GETARG_OID(1));
 	List	   *args = (List *) PG_GETARG_POINTER(2);
 	Oid			ball_type = extension_type(sibling, "simhash_ball");
+	Oid			ball128_type = extension_type(sibling, "simhash128_ball");
 	Node	   *ball;
+	int			bits;
 
 	/* the ball operand of "fp <@ ball" or "ball @> fp" */
-	ball = exprType(linitial(args)) == ball_type ? linitial(args) : lsecond(args);
-	if (exprType(ball) != ball_type)
+	ball = exprType(linitial(args)) == ball_type || exprType(linitial(args)) == ball128_type ?
+		linitial(args) : lsecond(args);
+	bits = exprType(ball) == ball128_type ? 128 : SIMHASH_BITS;
+	if (exprType(ball) != ball_type && exprType(ball) != ball128_type)
 		PG_RETURN_FLOAT8(within_selectivity(DEFAULT_ESTIMATE_DISTANCE));
-	PG_RETURN_FLOAT8(within_selectivity(simhash_estimated_distance(root, ball, sibling)));
+	PG_RETURN_FLOAT8(within_selectivity_of(simhash_estimated_distance(root, ball, sibling), bits));
 }
 
 /* restriction and join estimator of %: the threshold is the setting */

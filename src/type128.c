@@ -39,6 +39,27 @@ simhash128_from_bytes(const unsigned char *p)
 	return simhash128_make(hi, lo);
 }
 
+/* the value of a run of exactly 32 hexadecimal digits */
+void
+simhash128_parse_hex(const char *digits, Simhash128 *result)
+{
+	char		half[SIMHASH_HEX_DIGITS + 1];
+
+	/* the first 16 digits on their own, then the 16 that end the run */
+	memcpy(half, digits, SIMHASH_HEX_DIGITS);
+	half[SIMHASH_HEX_DIGITS] = '\0';
+	simhash_parse_hex(half, &result->hi);
+	simhash_parse_hex(digits + SIMHASH_HEX_DIGITS, &result->lo);
+}
+
+/* writes the 32 lower-case digits of v and a NUL to out */
+void
+simhash128_format_hex(const Simhash128 *v, char *out)
+{
+	simhash_format_hex(v->hi, out);
+	simhash_format_hex(v->lo, out + SIMHASH_HEX_DIGITS);
+}
+
 /*
  * Text input: 32 hexadecimal digits, either case, with optional white space
  * before and after; nothing else.
@@ -48,30 +69,23 @@ Datum
 simhash128_in(PG_FUNCTION_ARGS)
 {
 	const char *digits;
-	char		half[SIMHASH_HEX_DIGITS + 1];
-	uint64		hi,
-				lo;
+	Simhash128 *result;
 
 	if (!simhash_read_hex_text(fcinfo, PG_GETARG_CSTRING(0), "simhash128",
 							   "0123456789abcdef0123456789abcdef", &digits))
 		PG_RETURN_NULL();
-	/* the first 16 digits on their own, then the 16 that end the run */
-	memcpy(half, digits, SIMHASH_HEX_DIGITS);
-	half[SIMHASH_HEX_DIGITS] = '\0';
-	simhash_parse_hex(half, &hi);
-	simhash_parse_hex(digits + SIMHASH_HEX_DIGITS, &lo);
-	PG_RETURN_SIMHASH128_P(simhash128_make(hi, lo));
+	result = palloc(sizeof(Simhash128));
+	simhash128_parse_hex(digits, result);
+	PG_RETURN_SIMHASH128_P(result);
 }
 
 PG_FUNCTION_INFO_V1(simhash128_out);
 Datum
 simhash128_out(PG_FUNCTION_ARGS)
 {
-	Simhash128 *v = PG_GETARG_SIMHASH128_P(0);
 	char	   *out = palloc(SIMHASH128_HEX_DIGITS + 1);
 
-	simhash_format_hex(v->hi, out);
-	simhash_format_hex(v->lo, out + SIMHASH_HEX_DIGITS);
+	simhash128_format_hex(PG_GETARG_SIMHASH128_P(0), out);
 	PG_RETURN_CSTRING(out);
 }
 

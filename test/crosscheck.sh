@@ -1,7 +1,8 @@
 #!/bin/bash
-# test/crosscheck.sh: cross-checks simhash(text, shingle, weighting) and
-# simhash_ngram(text, 3, weighting) of the installed extension against the
-# independent Python reference test/reference.py, on the public corpus
+# test/crosscheck.sh: cross-checks simhash(text, shingle, weighting),
+# simhash_ngram(text, 3, weighting) and their 128-bit forms simhash128() and
+# simhash128_ngram() of the installed extension against the independent
+# Python reference test/reference.py, on the public corpus
 # (natural en + zh, edited zh) and on synthetic tricky strings.
 #
 #   test/crosscheck.sh            (as root or as a user who can run initdb)
@@ -144,9 +145,14 @@ INSERT INTO cfg
 	FROM generate_series(1, 3) n, unnest('{tf,binary,sublinear}'::text[]) w
 	UNION ALL
 	SELECT 'simhash_ngram/3/' || w, 'chars', 3, w
-	FROM unnest('{tf,binary,sublinear}'::text[]) w;
+	FROM unnest('{tf,binary,sublinear}'::text[]) w
+	UNION ALL
+	SELECT 'simhash128/' || n || '/' || w, 'words128', n, w
+	FROM generate_series(1, 3, 2) n, unnest('{tf,binary,sublinear}'::text[]) w
+	UNION ALL
+	SELECT 'simhash128_ngram/3/tf', 'chars128', 3, 'tf';
 \copy t TO '$dir/bodies.tsv'
-\copy (SELECT t.id, c.config, (CASE c.kind WHEN 'words' THEN simhash(t.body, c.n, c.weighting) ELSE simhash_ngram(t.body, c.n, c.weighting) END)::text FROM t CROSS JOIN cfg c ORDER BY 1, 2) TO '$dir/results.tsv'
+\copy (SELECT t.id, c.config, CASE c.kind WHEN 'words' THEN simhash(t.body, c.n, c.weighting)::text WHEN 'chars' THEN simhash_ngram(t.body, c.n, c.weighting)::text WHEN 'words128' THEN simhash128(t.body, c.n, c.weighting)::text ELSE simhash128_ngram(t.body, c.n, c.weighting)::text END FROM t CROSS JOIN cfg c ORDER BY 1, 2) TO '$dir/results.tsv'
 EOF
 
 # ---- comparison with the reference ----
@@ -171,7 +177,8 @@ with open(sys.argv[2], encoding="utf-8") as f, open(sys.argv[3], "w") as out:
     for line in f:
         i, config, got = line.rstrip("\n").split("\t")
         kind, n, w = config.split("/")
-        fn = reference.simhash if kind == "simhash" else reference.simhash_ngram
+        fn = {"simhash": reference.simhash, "simhash_ngram": reference.simhash_ngram,
+              "simhash128": reference.simhash128, "simhash128_ngram": reference.simhash128_ngram}[kind]
         want = fn(bodies[i], int(n), w)
         compared += 1
         if got != want:

@@ -5,8 +5,13 @@ src/tokenize.c), and used by test/crosscheck.sh to cross-check the C code.
 
     simhash(text, shingle=1, weighting='tf')     word / CJK-bigram shingles
     simhash_ngram(text, n=3, weighting='tf')     character n-grams
+    simhash128(text, shingle=1, weighting='tf')  the 128-bit forms of both
+    simhash128_ngram(text, n=3, weighting='tf')
 
-Both return the fingerprint as 16 lower-case hex digits, like simhash_out.
+The first two return the fingerprint as 16 lower-case hex digits, like
+simhash_out, the 128-bit ones as 32, like simhash128_out: the 64-bit value,
+then the fingerprint of the features' second hashes (XXH3-64 with seed 128 of
+each feature hash written as 8 little-endian bytes).
 It needs Python 3.11 (unicodedata 14.0.0) and python3-xxhash.
 
 Where the C code works incrementally (piecewise NFKC, a token state machine,
@@ -199,6 +204,26 @@ def simhash_ngram(text, n=3, weighting="tf"):
     return fingerprint(ngram_features(text, n), weighting)
 
 
+def second_hash(h):
+    """The feature hash of a 128-bit fingerprint's low half."""
+    return xxhash.xxh3_64_intdigest(struct.pack("<Q", h), seed=128)
+
+
+def fingerprint128(features, weighting="tf"):
+    """The high half from the features, the low half from their second
+    hashes (a feature's count, and so its weight, is the same in both)."""
+    return (fingerprint(features, weighting)
+            + fingerprint([second_hash(h) for h in features], weighting))
+
+
+def simhash128(text, shingle=1, weighting="tf"):
+    return fingerprint128(word_features(text, shingle), weighting)
+
+
+def simhash128_ngram(text, n=3, weighting="tf"):
+    return fingerprint128(ngram_features(text, n), weighting)
+
+
 if __name__ == "__main__":
     # python3 test/reference.py TEXT [shingle [weighting]]: a quick look
     text = sys.argv[1]
@@ -208,3 +233,5 @@ if __name__ == "__main__":
     print("ngram sequence:", repr(ngram_sequence(text)))
     print("simhash:", simhash(text, n, w))
     print("simhash_ngram:", simhash_ngram(text, 3 if n == 1 else n, w))
+    print("simhash128:", simhash128(text, n, w))
+    print("simhash128_ngram:", simhash128_ngram(text, 3 if n == 1 else n, w))
