@@ -1,39 +1,17 @@
 /*
  * ball.c
- *	  Near-duplicate predicates and their building blocks: the simhash_ball
- *	  operators (the type's I/O is in ball_io.c), simhash_within(), the %
- *	  operator with its simhash.max_distance setting, the block functions, and
- *	  the arithmetic of multi-index hashing that the GIN and hamming classes
- *	  share (probe counts, radii per block).
+ *	  Near-duplicate predicates: the simhash_ball operators (the type's I/O
+ *	  is in ball_io.c), simhash_within(), the % operator (its threshold is
+ *	  simhash.max_distance, fixed at planning by similar_hook.c), the range
+ *	  checks of distances and block counts, and the block functions.
  */
-#include "radius.h"
-#include "hamming.h"
-
-#include <math.h>
+#include "mih.h"
+#include "ball.h"
+#include "settings.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
-
-int			simhash_max_distance_guc = SIMHASH_DEFAULT_MAX_DISTANCE;
-
-void		_PG_init(void);
-
-void
-_PG_init(void)
-{
-	DefineCustomIntVariable("simhash.max_distance",
-							"Largest Hamming distance at which the % operator considers two fingerprints near-duplicates.",
-							NULL,
-							&simhash_max_distance_guc,
-							SIMHASH_DEFAULT_MAX_DISTANCE, 0, SIMHASH_BITS,
-							PGC_USERSET, 0,
-							NULL, simhash_max_distance_assign, NULL);
-	simhash_similar_init();
-	hamming_init_reloptions();
-	MarkGUCPrefixReserved("simhash");
-}
 
 void
 simhash_check_distance(int32 k)
@@ -45,7 +23,7 @@ simhash_check_distance(int32 k)
 				 errhint("A distance between two simhash values is between 0 and 64.")));
 }
 
-void
+static void
 simhash_check_blocks(int nblocks)
 {
 	if (nblocks < SIMHASH_MIN_BLOCKS || nblocks > SIMHASH_BITS)
@@ -53,66 +31,6 @@ simhash_check_blocks(int nblocks)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("number of blocks must be between %d and %d, not %d",
 						SIMHASH_MIN_BLOCKS, SIMHASH_BITS, nblocks)));
-}
-
-/* the share of uniformly random fingerprints of "bits" bits within k bits of a given one */
-double
-simhash_random_within_fraction_of(int k, int bits)
-{
-	double		term = 1.0;		/* C(bits, i) */
-	double		sum = 0.0;
-	int			i;
-
-	if (k < 0)
-		return 0.0;
-	if (k >= bits)
-		return 1.0;
-	for (i = 0; i <= k; i++)
-	{
-		sum += term;
-		term = term * (bits - i) / (i + 1);
-	}
-	return sum / ldexp(1.0, bits);
-}
-
-/* the same for 64-bit fingerprints */
-double
-simhash_random_within_fraction(int k)
-{
-	return simhash_random_within_fraction_of(k, SIMHASH_BITS);
-}
-
-/* values of width bits within r bits of a given one: sum of C(width, i), i <= r */
-int64
-simhash_probe_count(int width, int r)
-{
-	int64		term = 1;
-	int64		sum = 0;
-	int			i;
-
-	for (i = 0; i <= r && i <= width; i++)
-	{
-		sum += term;
-		term = term * (width - i) / (i + 1);
-	}
-	return sum;
-}
-
-/*
- * Radii per block whose sum(radius + 1) is total: a row within total - 1 bits
- * of the query is then within radius[i] bits of it in some block i (a radius
- * of -1 probes nothing).  Spread evenly, the remainder to the last blocks
- * (the narrowest, when widths differ).
- */
-void
-simhash_spread_radii(int *radius, int nblocks, int total)
-{
-	int			base = total / nblocks;
-	int			extra = total % nblocks;
-	int			i;
-
-	for (i = 0; i < nblocks; i++)
-		radius[i] = base - 1 + (i >= nblocks - extra ? 1 : 0);
 }
 
 /* ---- predicates ---- */

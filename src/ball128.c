@@ -10,7 +10,7 @@
  * decimal integer from -1 (the empty ball) to 128.  Binary form: the center
  * as 16 bytes and the radius as 4 bytes, big-endian.
  */
-#include "radius.h"
+#include "ball.h"
 #include "simhash128.h"
 
 #include "libpq/pqformat.h"

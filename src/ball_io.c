@@ -8,7 +8,8 @@
  * negative radius) to 64, with optional white space around each part.
  * Binary form: the center as 8 bytes and the radius as 4 bytes, big-endian.
  */
-#include "radius.h"
+#include "hex.h"
+#include "ball.h"
 
 #include "libpq/pqformat.h"
 

@@ -16,7 +16,7 @@
  * whose blocks they agree on, and the first of those tables, made of the
  * first m blocks on which they agree, is the one that emits the pair.
  */
-#include "radius.h"
+#include "mih.h"
 
 #include "funcapi.h"
 #include "miscadmin.h"

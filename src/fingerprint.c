@@ -10,6 +10,8 @@
  *	  (simhash_low_hash), in the same pass.
  */
 #include "simhash128.h"
+#include "fingerprint.h"
+#include "tokenize.h"
 
 #include <math.h>
 

@@ -1,10 +1,14 @@
 /*
  * gin.c
  *	  Support functions of the GIN operator class simhash_ops (layout and
- *	  query logic in radius.h): key extraction, probe generation, and the
+ *	  query logic in gin_plan.h): key extraction, probe generation, and the
  *	  consistent functions that bound each candidate's distance.
  */
-#include "radius.h"
+#include "mih.h"
+#include "strategy.h"
+#include "ball.h"
+#include "settings.h"
+#include "gin_plan.h"
 
 #include "access/gin.h"
 #include "access/reloptions.h"

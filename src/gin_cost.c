@@ -2,11 +2,12 @@
  * gin_cost.c
  *	  The cost model of the GIN operator class simhash_ops: which probe radii
  *	  a query "within k bits" uses for a given number of blocks (the probe
- *	  plan of radius.h), whether probing beats reading the whole index, and
+ *	  plan of gin_plan.h), whether probing beats reading the whole index, and
  *	  whether it beats a full pass over a hamming index on the same column
  *	  (the planner support then offers the hamming index alone).
  */
-#include "radius.h"
+#include "mih.h"
+#include "gin_plan.h"
 
 #include <math.h>
 

@@ -15,7 +15,8 @@
  * rechecked.  Builds sort by fingerprint, which groups shared prefixes; page
  * splits cut on the bit that best halves the page.
  */
-#include "radius.h"
+#include "simhash.h"
+#include "strategy.h"
 
 #include "access/gist.h"
 #include "access/stratnum.h"

@@ -45,7 +45,7 @@
 #ifndef HAMMING_H
 #define HAMMING_H
 
-#include "radius.h"
+#include "simhash.h"
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
@@ -55,7 +55,7 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 
-/* strategies of simhash_hamming_ops: SIMHASH_STRATEGY_* of radius.h */
+/* strategies of simhash_hamming_ops: SIMHASH_STRATEGY_* of strategy.h */
 #define HAMMING_NSTRATEGIES			4
 
 /* page layout */

@@ -31,6 +31,9 @@
  *	  planner pick the GiST scan for "LIMIT 10", 81x slower
  *	  (test/bench_index.sh).
  */
+#include "mih.h"
+#include "strategy.h"
+#include "support.h"
 #include "hamming.h"
 
 #include <math.h>

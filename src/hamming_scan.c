@@ -15,6 +15,8 @@
  *	  passes.  Rows whose fingerprint is NULL come last, in physical order,
  *	  and only when the scan has no condition.
  */
+#include "strategy.h"
+#include "ball.h"
 #include "hamming.h"
 
 #include "access/relscan.h"

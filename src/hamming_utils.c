@@ -4,6 +4,8 @@
  *	  metapage initialisation, new pages, reading and checking pages, the
  *	  probe tables' description and their radii.
  */
+#include "mih.h"
+#include "settings.h"
 #include "hamming.h"
 
 #include "access/reloptions.h"

@@ -6,6 +6,7 @@
  *	  integer as ordering strategy 4 (sorted by a btree family that can sort
  *	  integers), and no support function.
  */
+#include "strategy.h"
 #include "hamming.h"
 
 #include "access/amvalidate.h"

@@ -25,7 +25,12 @@
  * Selectivity is the share of uniformly random fingerprints within k bits,
  * a fair model for fingerprints of unrelated documents.
  */
-#include "radius.h"
+#include "strategy.h"
+#include "mih.h"
+#include "ball.h"
+#include "settings.h"
+#include "gin_plan.h"
+#include "support.h"
 #include "simhash128.h"
 
 #include "access/htup_details.h"

@@ -70,7 +70,8 @@
  * shingles computed in one loop (with n known to the compiler for 2 and 3);
  * features are handed to the caller in batches.
  */
-#include "simhash.h"
+#include "tokenize.h"
+#include "shingle.h"
 #include "feature_hash.h"
 
 #include "common/unicode_norm.h"

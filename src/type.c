@@ -4,7 +4,7 @@
  *	  bytea, comparison and hashing support for the btree and hash opclasses,
  *	  and the Hamming distance.
  */
-#include "simhash.h"
+#include "hex.h"
 
 #include "common/hashfn.h"
 #include "libpq/pqformat.h"

@@ -5,6 +5,7 @@
  *	  opclasses, and the Hamming distance (0..128).
  */
 #include "simhash128.h"
+#include "hex.h"
 
 #include "common/hashfn.h"
 #include "libpq/pqformat.h"

@@ -7,14 +7,14 @@
  * It reads the candidate pairs (id_a, id_b, distance) of one query, then the
  * rows (id, body) of another, and tokenizes only the bodies of ids that are
  * in a candidate pair, each once, into its sorted shingle set
- * (similarity.c); a body of type bigint[] is such a set already, stored.  The sets go to a temporary file as they are made, so
+ * (jaccard.c); a body of type bigint[] is such a set already, stored.  The sets go to a temporary file as they are made, so
  * memory holds only the candidate pairs (20 bytes each) and a hash table of
  * their ids (about 40 bytes each); then every candidate pair reads its two
  * sets back and keeps the pair when their Jaccard similarity is at least
  * min_similarity.  The text is thus read once and each candidate document
  * tokenized once, whatever the number of pairs it is in.
  */
-#include "simhash.h"
+#include "shingle.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"

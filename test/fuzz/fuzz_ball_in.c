@@ -6,7 +6,7 @@
  *	  strtoll, syntax errors 22P02 before range errors 22003), and the
  *	  out/in round trip.
  */
-#include "radius.h"
+#include "ball.h"
 
 #include <ctype.h>
 #include <errno.h>

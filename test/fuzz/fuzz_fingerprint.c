@@ -15,7 +15,7 @@
  *	  and the weighting; the rest is the text, cut at its first byte that is
  *	  not valid UTF-8.
  */
-#include "simhash.h"
+#include "tokenize.h"
 
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * similarity.c
+ * jaccard.c
  *	  Exact shingle similarity, the check behind verified near-duplicates:
  *	  shingle_similarity(text, text, n, units) (the Jaccard similarity of the
  *	  two texts' sets of shingles of n units), shingle_set(text, n, units) (a
@@ -24,7 +24,9 @@
  * (which spill to disk) and the sorted hashes are merged, with the same
  * result.
  */
-#include "simhash.h"
+#include "fingerprint.h"
+#include "tokenize.h"
+#include "shingle.h"
 #include "feature_hash.h"
 
 #include "catalog/pg_operator.h"

@@ -1,5 +1,5 @@
 /*
- * similar.c
+ * similar_hook.c
  *	  The threshold of the % operator is fixed when a statement is planned.
  *
  * "a % b" means "a <~> b <= simhash.max_distance".  A planner hook rewrites
@@ -21,7 +21,7 @@
  * is correct; on a Citus worker, reading the worker's own setting would be a
  * silent wrong answer, so there the operator raises an error instead.
  */
-#include "radius.h"
+#include "settings.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"

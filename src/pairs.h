@@ -1,0 +1,216 @@
+/*
+ * pairs.h
+ *	  The engine behind simhash_pairs(), simhash_clusters() and simhash_dedup()
+ *	  (private to the pairs_*.c files): the rows, the sort keys, the state of
+ *	  one call, and the functions of each layer, bottom first:
+ *
+ *	  pairs_sort.c      progress notices, memory and temporary files, the radix
+ *	                    sort of rows by a key
+ *	  pairs_spill.c     rows that do not fit in work_mem: partitions by a hash
+ *	                    of the key, sorted one at a time; the duplicate id check
+ *	  pairs_query.c     reading "SELECT id, fingerprint" into rows (spilling)
+ *	  pairs_collapse.c  one row per distinct fingerprint, the others as links
+ *	  pairs_engine.c    the permuted tables: plan, enumerate every pair within
+ *	                    k bits once; a call's beginning and end, per-id tables
+ *	  pairs_sql.c       the SQL functions, on top of the engine
+ *
+ * All three read "SELECT id, fingerprint" through an SPI cursor and enumerate
+ * the pairs with the permuted tables of Manku, Jain and Das Sarma (2007): the
+ * 64 bits are split into b blocks, and two fingerprints within k bits agree
+ * exactly on at least m = b - k blocks.  For each of the C(b, m) choices of m
+ * blocks (a "table") the rows are radix-sorted by the concatenation of those
+ * blocks, and only rows with equal keys are compared.  A pair is emitted only
+ * by the table made of the first m blocks on which it agrees, so every pair
+ * comes out exactly once without remembering the pairs already seen.  A cost
+ * model picks b for the number of rows and k (m = 0 is the all-pairs loop).
+ *
+ * simhash_clusters() and simhash_dedup() first collapse identical
+ * fingerprints: only one row per distinct fingerprint (its smallest id, the
+ * "representative") goes through the tables, and every other row is kept
+ * aside as a link to its representative, whose answer it shares.  n copies
+ * of one fingerprint thus cost O(n), not n^2/2 comparisons.
+ *
+ * Memory: a row takes 16 bytes, and sorting takes 16 more.  When the rows do
+ * not fit in work_mem that way, they are spilled to a temporary file while the
+ * query is read.  Each table then splits the rows into P partitions by a hash
+ * of its key, so that rows with equal keys meet in the same partition, and
+ * sorts one partition at a time in memory.  A pass over the spill file writes
+ * up to F partitions to files of their own (F file buffers take an eighth of
+ * work_mem), so a table reads the spill file ceil(P / F) times.  A partition
+ * that comes out larger than its memory is split once more with another hash
+ * (another eighth for those files); when rows of one key alone exceed the
+ * memory, the call fails with a hint rather than grow past work_mem.  The
+ * spilled collapse aggregates each partition of a hash of the fingerprint in
+ * a hash table, the partitions sized by a HyperLogLog estimate of the distinct
+ * fingerprints.  The per-id tables of simhash_clusters() and simhash_dedup()
+ * (the representatives that have near-duplicates) are bounded by
+ * work_mem * hash_mem_multiplier, and fail beyond it.
+ */
+#ifndef SIMHASH_PAIRS_H
+#define SIMHASH_PAIRS_H
+
+#include "simhash.h"
+
+#include "lib/hyperloglog.h"
+#include "storage/buffile.h"
+#include "utils/hsearch.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
+
+/* a table key is at most 32 runs of adjacent blocks (out of 64 blocks) */
+#define PAIRS_MAX_SEGMENTS		(SIMHASH_BITS / 2)
+
+#define PAIRS_NOTICE_INTERVAL_MS	10000
+
+typedef struct PairsRow
+{
+	simhash		fp;
+	int64		id;
+} PairsRow;
+
+/* the sort key of one table, or of the duplicate id check */
+typedef struct PairsKey
+{
+	bool		by_id;			/* the key is the id, not blocks of fp */
+	int			nsegs;			/* runs of adjacent blocks */
+	int			shift[PAIRS_MAX_SEGMENTS];	/* right shift of fp for the run */
+	uint64		mask[PAIRS_MAX_SEGMENTS];	/* its bits once shifted */
+	int			outshift[PAIRS_MAX_SEGMENTS];	/* its place in the key */
+	int			bits;			/* width of the key */
+	uint64		earlier;		/* blocks not in the table that come before
+								 * its last block: a pair equal on one of them
+								 * belongs to an earlier table */
+} PairsKey;
+
+/* a row whose fingerprint another row with a smaller id also has */
+typedef struct PairsLink
+{
+	int64		id;
+	int64		rep;			/* the smallest id of its fingerprint */
+} PairsLink;
+
+/* the collapse writes links over the rows it has read (same size) */
+StaticAssertDecl(sizeof(PairsLink) == sizeof(PairsRow), "a link takes the place of a row");
+
+typedef void (*PairsCallback) (int64 id_a, int64 id_b, int distance, void *arg);
+typedef void (*PairsRowCallback) (int64 id, int64 rep, void *arg);
+
+typedef struct PairsState
+{
+	const char *fname;			/* SQL name of the caller, for messages */
+	Oid			fn_oid;
+	MemoryContext cxt;			/* everything below, deleted at the end */
+	ResourceOwner owner;		/* of the call, for the spill file */
+	int			max_distance;
+
+	/* the rows: all of them, or one partition when spilled */
+	PairsRow   *rows;
+	int64		rows_len;		/* allocated */
+	int64		nrows;			/* used */
+	PairsRow   *scratch;		/* sort output, and spill file read buffer */
+	int64		scratch_len;
+	Size		budget;			/* work_mem, in bytes */
+	int64		ntotal;			/* rows (representatives once collapsed) */
+	int64		ninput;			/* rows read from the query */
+	Oid			id_type;
+	int64		last_id;
+	bool		ids_ascending;	/* so far, hence distinct */
+	bool		checking_ids;
+	bool		collapse;		/* identical fingerprints are to be collapsed */
+	bool		collapsing;
+	bool		collapsed;		/* rows are distinct fingerprints */
+	hyperLogLogState distinct;	/* of the fingerprints, when collapsing */
+	BufFile    *file;			/* all rows, when they did not fit */
+	int			npartitions;	/* P */
+	int			fanout;			/* F */
+
+	/* the rows that share the fingerprint of a representative */
+	PairsLink  *links;
+	BufFile    *links_file;		/* instead, when spilled */
+	int64		nlinks;
+	MemoryContext map_cxt;		/* holds the per-id table (its own context) */
+	Size		map_limit;		/* of the per-id table */
+
+	/* the tables: blocks are numbered from the most significant */
+	int			nblocks;
+	int			keyblocks;
+	int			ntables;
+	int			table;			/* 1-based, while enumerating */
+	int			block_shift[SIMHASH_BITS];
+	uint64		block_mask[SIMHASH_BITS];
+
+	PairsCallback emit;
+	void	   *emit_arg;
+	int64		npairs;
+
+	int64		comparisons;	/* since the last look at the clock */
+	TimestampTz next_notice;
+} PairsState;
+
+/* murmur3's 64-bit finalizer: a hash of keys and fingerprints */
+static inline uint64
+pairs_mix(uint64 h)
+{
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint64
+pairs_key(const PairsKey *key, const PairsRow *row)
+{
+	uint64		fp = row->fp;
+	uint64		k;
+	int			s;
+
+	if (key->by_id)
+		return (uint64) row->id;
+	/* unused segments have a zero mask */
+	k = ((fp >> key->shift[0]) & key->mask[0]) << key->outshift[0] |
+		((fp >> key->shift[1]) & key->mask[1]) << key->outshift[1] |
+		((fp >> key->shift[2]) & key->mask[2]) << key->outshift[2];
+	for (s = 3; s < key->nsegs; s++)
+		k |= ((fp >> key->shift[s]) & key->mask[s]) << key->outshift[s];
+	return k;
+}
+
+
+/* a consumer of rows sorted by key (one run of the sort, or one partition) */
+typedef void (*PairsGroupFn) (PairsState *st, const PairsKey *key, const PairsRow *rows, int64 n);
+/* a consumer of one partition file of n rows, rewound */
+typedef void (*PairsPartFn) (PairsState *st, const PairsKey *key, BufFile *file, int64 n, void *arg);
+
+/* pairs_sort.c */
+extern void pairs_progress(PairsState *st);
+extern PairsRow *pairs_resize(PairsState *st, PairsRow *array, int64 len);
+extern BufFile *pairs_file_create(PairsState *st);
+extern void pairs_file_read(PairsState *st, BufFile *file, void *buf, int64 n);
+extern void pairs_file_rewind(PairsState *st, BufFile *file);
+extern PairsRow *pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, int64 n);
+extern void pairs_sort_and_call(PairsState *st, const PairsKey *key, int64 n, PairsGroupFn fn);
+
+/* pairs_spill.c */
+extern void pairs_spill_layout(PairsState *st);
+extern void pairs_split(PairsState *st, const PairsKey *key, BufFile *input, int64 n, int nparts,
+						uint64 seed, PairsPartFn fn, void *arg);
+extern void pairs_group(PairsState *st, const PairsKey *key, PairsGroupFn fn);
+extern void pairs_check_ids(PairsState *st);
+
+/* pairs_query.c */
+extern void pairs_read_query(PairsState *st, const char *query);
+
+/* pairs_collapse.c */
+extern void pairs_collapse(PairsState *st);
+
+/* pairs_engine.c */
+extern void pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse);
+extern void pairs_end(PairsState *st);
+extern void pairs_enumerate(PairsState *st, PairsCallback emit, void *arg);
+extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);
+extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
+extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);
+
+#endif							/* SIMHASH_PAIRS_H */

@@ -1,0 +1,371 @@
+/*
+ * pairs_engine.c
+ *	  The permuted tables of Manku, Jain and Das Sarma (see pairs.h): the
+ *	  choice of the number of blocks, the key of each table, and the
+ *	  enumeration of every pair within k bits exactly once; then the rows
+ *	  read, the per-id tables of the callers, and a call's beginning and end.
+ */
+#include "pairs.h"
+#include "ball.h"
+#include "mih.h"
+
+#include <math.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+/*
+ * Cost model: a comparison costs 1; sorting and scanning a row for a table
+ * costs PAIRS_ROW_COST, and reading or writing it in a temporary file
+ * PAIRS_FILE_COST.
+ */
+#define PAIRS_ROW_COST			8.0
+#define PAIRS_FILE_COST			2.0
+#define PAIRS_MAX_TABLES		300
+
+/* comparisons between two looks at the clock inside one run of equal keys */
+#define PAIRS_COMPARISONS_PER_CLOCK (INT64CONST(1) << 24)
+
+/* ---- the tables ---- */
+
+static double
+binomial(int n, int k)
+{
+	double		r = 1.0;
+	int			i;
+
+	for (i = 1; i <= k; i++)
+		r = r * (n - k + i) / i;
+	return r;
+}
+
+/* chooses the number of blocks b, minimizing the estimated cost */
+static void
+pairs_plan(PairsState *st)
+{
+	double		n = (double) st->ntotal;
+	double		passes = ceil((double) st->npartitions / Max(st->fanout, 1));
+	double		row_cost = PAIRS_ROW_COST +
+		(st->file != NULL ? (passes + 2) * PAIRS_FILE_COST : 0.0);
+	double		best = -1.0;
+	int			k = st->max_distance;
+	int			b;
+	int			i;
+
+	for (b = Max(k, 1); b <= SIMHASH_BITS; b++)
+	{
+		int			m = b - k;
+		double		tables = binomial(b, m);
+		double		keybits = (double) SIMHASH_BITS * m / b;
+		double		cost;
+
+		if (tables > PAIRS_MAX_TABLES)
+			break;
+		cost = tables * (n * row_cost + n * n / 2.0 * exp2(-keybits));
+		if (best < 0 || cost < best)
+		{
+			best = cost;
+			st->nblocks = b;
+			st->keyblocks = m;
+			st->ntables = (int) tables;
+		}
+	}
+	for (i = 0; i < st->nblocks; i++)
+	{
+		int			width = simhash_block_width(i, st->nblocks);
+
+		st->block_shift[i] = SIMHASH_BITS - simhash_block_start(i, st->nblocks) - width;
+		st->block_mask[i] = width == SIMHASH_BITS ? ~UINT64CONST(0) : (UINT64CONST(1) << width) - 1;
+	}
+	elog(DEBUG1, "%s: %lld rows, %d blocks, %d tables of %d blocks, %s",
+		 st->fname, (long long) st->ntotal, st->nblocks, st->ntables, st->keyblocks,
+		 st->file == NULL ? "in memory" :
+		 psprintf("%d partitions, %d at a time", st->npartitions, st->fanout));
+}
+
+/* the key of the table made of blocks[0..keyblocks), in ascending order */
+static void
+pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
+{
+	int			m = st->keyblocks;
+	uint64		chosen = 0;
+	int			out;
+	int			i;
+	int			s;
+
+	memset(key, 0, sizeof(PairsKey));
+	for (i = 0; i < m;)
+	{
+		int			first = blocks[i];
+		int			last = first;
+		int			start = simhash_block_start(first, st->nblocks);
+		int			width;
+
+		/* merge a run of adjacent blocks into one segment */
+		while (i + 1 < m && blocks[i + 1] == last + 1)
+		{
+			i++;
+			last++;
+		}
+		i++;
+		width = simhash_block_start(last, st->nblocks) +
+			simhash_block_width(last, st->nblocks) - start;
+		key->shift[key->nsegs] = SIMHASH_BITS - start - width;
+		key->mask[key->nsegs] = width == SIMHASH_BITS ? ~UINT64CONST(0) : (UINT64CONST(1) << width) - 1;
+		key->outshift[key->nsegs] = width;	/* width, for now */
+		key->nsegs++;
+		key->bits += width;
+	}
+	/* the first segment is the most significant */
+	out = key->bits;
+	for (s = 0; s < key->nsegs; s++)
+	{
+		out -= key->outshift[s];
+		key->outshift[s] = out;
+	}
+	for (i = 0; i < m; i++)
+		chosen |= UINT64CONST(1) << blocks[i];
+	key->earlier = m > 0 ? ((UINT64CONST(1) << blocks[m - 1]) - 1) & ~chosen : 0;
+}
+
+/* is this table the first one whose blocks all agree, for a pair at xor x? */
+static inline bool
+pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x)
+{
+	uint64		e;
+
+	for (e = key->earlier; e != 0; e &= e - 1)
+	{
+		int			blk = pg_rightmost_one_pos64(e);
+
+		if (((x >> st->block_shift[blk]) & st->block_mask[blk]) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* compares every pair in a run of n rows of equal key */
+static void
+pairs_compare_run(PairsState *st, const PairsKey *key, const PairsRow *run, int64 n)
+{
+	int64		i;
+	int64		j;
+
+	for (i = 0; i < n - 1; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (j = i + 1; j < n; j++)
+		{
+			uint64		x = run[i].fp ^ run[j].fp;
+			int			d = pg_popcount64(x);
+
+			if (d > st->max_distance || !pairs_first_table(st, key, x))
+				continue;
+			if (run[i].id < run[j].id)
+				st->emit(run[i].id, run[j].id, d, st->emit_arg);
+			else
+				st->emit(run[j].id, run[i].id, d, st->emit_arg);
+			st->npairs++;
+		}
+		st->comparisons += n - 1 - i;
+		if (st->comparisons >= PAIRS_COMPARISONS_PER_CLOCK)
+		{
+			st->comparisons = 0;
+			pairs_progress(st);
+		}
+	}
+}
+
+static void
+pairs_scan_runs(PairsState *st, const PairsKey *keyp, const PairsRow *rows, int64 n)
+{
+	const PairsKey key_copy = *keyp;
+	const PairsKey *key = &key_copy;
+	int64		start;
+	int64		end;
+
+	for (start = 0; start < n; start = end)
+	{
+		uint64		k = pairs_key(key, &rows[start]);
+
+		CHECK_FOR_INTERRUPTS();
+		for (end = start + 1; end < n && pairs_key(key, &rows[end]) == k; end++)
+			;
+		if (end - start > 1)
+			pairs_compare_run(st, key, rows + start, end - start);
+	}
+}
+
+/* calls emit(id_a, id_b, distance, arg) once for every pair within k bits */
+void
+pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
+{
+	int			blocks[SIMHASH_BITS];
+	int			m = st->keyblocks;
+	int			i;
+
+	st->emit = emit;
+	st->emit_arg = arg;
+	if (st->ntotal < 2)
+		return;
+
+	/* the m-subsets of the blocks, in lexicographic order */
+	for (i = 0; i < m; i++)
+		blocks[i] = i;
+	for (st->table = 1;; st->table++)
+	{
+		PairsKey	key;
+
+		pairs_table_key(st, blocks, &key);
+		pairs_group(st, &key, pairs_scan_runs);
+
+		for (i = m - 1; i >= 0 && blocks[i] == st->nblocks - m + i; i--)
+			;
+		if (i < 0)
+			break;
+		blocks[i]++;
+		for (i++; i < m; i++)
+			blocks[i] = blocks[i - 1] + 1;
+	}
+}
+
+/*
+ * calls fn(id, rep, arg) for every row read from the query: for the
+ * representatives (rep = id), then for the links
+ */
+void
+pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg)
+{
+	int64		done;
+	int64		chunk;
+	int64		i;
+
+	if (st->file == NULL)
+	{
+		for (i = 0; i < st->nrows; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			fn(st->rows[i].id, st->rows[i].id, arg);
+		}
+	}
+	else
+	{
+		pairs_file_rewind(st, st->file);
+		for (done = 0; done < st->ntotal; done += chunk)
+		{
+			chunk = Min(st->ntotal - done, st->scratch_len);
+			pairs_file_read(st, st->file, st->scratch, chunk);
+			for (i = 0; i < chunk; i++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				fn(st->scratch[i].id, st->scratch[i].id, arg);
+			}
+		}
+	}
+
+	if (st->links_file == NULL)
+	{
+		for (i = 0; i < st->nlinks; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			fn(st->links[i].id, st->links[i].rep, arg);
+		}
+		return;
+	}
+	pairs_file_rewind(st, st->links_file);
+	for (done = 0; done < st->nlinks; done += chunk)
+	{
+		PairsLink  *links = (PairsLink *) st->scratch;
+
+		chunk = Min(st->nlinks - done, st->scratch_len);
+		pairs_file_read(st, st->links_file, links, chunk);
+		for (i = 0; i < chunk; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			fn(links[i].id, links[i].rep, arg);
+		}
+	}
+}
+
+/*
+ * Enters id in a per-id table of simhash_clusters or simhash_dedup, within
+ * work_mem * hash_mem_multiplier.
+ */
+void *
+pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found)
+{
+	void	   *entry = hash_search(map, &id, HASH_ENTER, found);
+
+	if (!*found && MemoryContextMemAllocated(st->map_cxt, true) > st->map_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s needs more than work_mem * hash_mem_multiplier for its table of fingerprints with near-duplicates",
+						st->fname),
+				 errdetail("The table holds %ld of the %lld distinct fingerprints in %zu kB.",
+						   hash_get_num_entries(map), (long long) st->ntotal,
+						   st->map_limit / 1024),
+				 errhint("Raise work_mem or hash_mem_multiplier for this query.")));
+	return entry;
+}
+
+HTAB *
+pairs_id_map(PairsState *st, const char *name, Size entrysize)
+{
+	HASHCTL		ctl;
+
+	st->map_cxt = AllocSetContextCreate(st->cxt, "simhash per-id table", ALLOCSET_DEFAULT_SIZES);
+	st->map_limit = get_hash_memory_limit();
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = st->map_cxt;
+	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* ---- entry and exit ---- */
+
+/*
+ * runs the query, checks the ids, collapses identical fingerprints when asked
+ * and plans the tables
+ */
+void
+pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		k = PG_GETARG_INT32(1);
+
+	simhash_check_distance(k);
+	InitMaterializedSRF(fcinfo, 0);
+
+	memset(st, 0, sizeof(PairsState));
+	st->fname = fname;
+	st->collapse = collapse;
+	st->fn_oid = fcinfo->flinfo->fn_oid;
+	st->max_distance = k;
+	st->owner = CurrentResourceOwner;
+	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs", ALLOCSET_DEFAULT_SIZES);
+	st->budget = (Size) work_mem * 1024;
+	st->next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
+
+	pairs_read_query(st, query);
+	if (st->file == NULL)
+	{
+		st->scratch_len = st->nrows;
+		st->scratch = pairs_resize(st, NULL, Max(st->scratch_len, 1));
+	}
+	pairs_check_ids(st);
+	if (collapse)
+		pairs_collapse(st);
+	pairs_plan(st);
+}
+
+void
+pairs_end(PairsState *st)
+{
+	if (st->file != NULL)
+		BufFileClose(st->file);
+	if (st->links_file != NULL)
+		BufFileClose(st->links_file);
+	MemoryContextDelete(st->cxt);
+}

@@ -1,0 +1,191 @@
+/*
+ * pairs_query.c
+ *	  Reading the query of a whole-table function (see pairs.h): its shape
+ *	  (an integer id and a simhash), and its rows into memory, or into the
+ *	  spill file once they outgrow work_mem.
+ */
+#include "pairs.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "parser/parse_coerce.h"
+#include "miscadmin.h"
+#include "tcop/pquery.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/portal.h"
+#include "utils/syscache.h"
+
+/* rows fetched from the cursor at a time */
+#define PAIRS_FETCH_ROWS		10000
+
+/* registers of the distinct fingerprint estimate: 2^12, 1.6% standard error */
+#define PAIRS_HLL_BWIDTH		12
+
+/* ---- reading the query ---- */
+
+static void
+pairs_check_columns(PairsState *st, TupleDesc desc)
+{
+	Oid			simhash_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+											   CStringGetDatum("simhash"),
+											   ObjectIdGetDatum(get_func_namespace(st->fn_oid)));
+	Oid			fp_type;
+
+	if (desc->natts != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errdetail_plural("The query returns %d column.",
+								  "The query returns %d columns.",
+								  desc->natts, desc->natts),
+				 errhint("Write the query as SELECT id, fingerprint FROM ...")));
+	st->id_type = getBaseType(TupleDescAttr(desc, 0)->atttypid);
+	if (st->id_type != INT8OID && st->id_type != INT4OID && st->id_type != INT2OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errdetail("The first column has type %s.",
+						   format_type_be(TupleDescAttr(desc, 0)->atttypid)),
+				 errhint("The id may be bigint, integer or smallint. For another key, number the rows (row_number() OVER (ORDER BY key)) and join the numbers back to the keys.")));
+	fp_type = getBaseType(TupleDescAttr(desc, 1)->atttypid);
+	if (fp_type != simhash_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errdetail("The second column has type %s.",
+						   format_type_be(TupleDescAttr(desc, 1)->atttypid)),
+				 TypeCategory(fp_type) == TYPCATEGORY_STRING ?
+				 errhint("Fingerprint the text in the query: SELECT id, simhash(body) FROM ...") :
+				 errhint("Cast the fingerprint to simhash, for example fp::simhash.")));
+}
+
+static void
+pairs_add_row(PairsState *st, int64 id, simhash fp)
+{
+	if (st->nrows == st->rows_len)
+	{
+		int64		capacity = st->budget / (2 * sizeof(PairsRow));
+
+		if (st->rows_len < capacity)
+		{
+			st->rows_len = Min(st->rows_len * 2, capacity);
+			st->rows = pairs_resize(st, st->rows, st->rows_len);
+		}
+		else
+		{
+			/* full: from now on rows[] is the write buffer of the spill file */
+			if (st->file == NULL)
+				st->file = pairs_file_create(st);
+			BufFileWrite(st->file, st->rows, st->nrows * sizeof(PairsRow));
+			st->nrows = 0;
+		}
+	}
+	if (st->collapse)
+		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp));
+	if (st->ntotal > 0 && id <= st->last_id)
+		st->ids_ascending = false;
+	st->last_id = id;
+	st->rows[st->nrows].fp = fp;
+	st->rows[st->nrows].id = id;
+	st->nrows++;
+	st->ntotal++;
+}
+
+/* the DestReceiver of the cursor: rows go straight from the executor */
+typedef struct PairsReceiver
+{
+	DestReceiver pub;
+	PairsState *st;
+} PairsReceiver;
+
+static bool
+pairs_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	PairsState *st = ((PairsReceiver *) self)->st;
+	bool		isnull;
+	Datum		id = slot_getattr(slot, 1, &isnull);
+	Datum		fp;
+
+	CHECK_FOR_INTERRUPTS();
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("query returned a NULL id"),
+				 errhint("Every row needs an id; rows with a NULL fingerprint are skipped.")));
+	fp = slot_getattr(slot, 2, &isnull);
+	if (!isnull)
+		pairs_add_row(st,
+					  st->id_type == INT8OID ? DatumGetInt64(id) :
+					  st->id_type == INT4OID ? DatumGetInt32(id) : DatumGetInt16(id),
+					  DatumGetSimhash(fp));
+	return true;
+}
+
+static void
+pairs_receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+pairs_receiver_nothing(DestReceiver *self)
+{
+}
+
+/*
+ * Runs the query in an SPI cursor, fetched in batches into a receiver of our
+ * own: SPI_cursor_fetch() would copy every row into a tuple table first.
+ */
+void
+pairs_read_query(PairsState *st, const char *query)
+{
+	PairsReceiver receiver;
+	SPIPlanPtr	plan;
+	Portal		portal;
+
+	st->rows_len = 1024;
+	st->rows = pairs_resize(st, NULL, st->rows_len);
+	st->ids_ascending = true;
+	if (st->collapse)
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+		initHyperLogLog(&st->distinct, PAIRS_HLL_BWIDTH);
+		MemoryContextSwitchTo(old);
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errdetail("The query does not return rows."),
+				 errhint("Write the query as SELECT id, fingerprint FROM ...")));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	pairs_check_columns(st, portal->tupDesc);
+
+	receiver.pub.receiveSlot = pairs_receive;
+	receiver.pub.rStartup = pairs_receiver_startup;
+	receiver.pub.rShutdown = pairs_receiver_nothing;
+	receiver.pub.rDestroy = pairs_receiver_nothing;
+	receiver.pub.mydest = DestNone;
+	receiver.st = st;
+	while (PortalRunFetch(portal, FETCH_FORWARD, PAIRS_FETCH_ROWS, &receiver.pub) > 0)
+		pairs_progress(st);
+
+	SPI_cursor_close(portal);
+	SPI_finish();
+
+	st->ninput = st->ntotal;
+	if (st->file != NULL)
+	{
+		BufFileWrite(st->file, st->rows, st->nrows * sizeof(PairsRow));
+		st->nrows = 0;
+		pairs_spill_layout(st);
+	}
+}

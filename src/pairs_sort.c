@@ -1,0 +1,172 @@
+/*
+ * pairs_sort.c
+ *	  The bottom layer of the whole-table functions (see pairs.h): progress
+ *	  notices, the memory and temporary files of a call, and the least
+ *	  significant digit first radix sort of rows by a key.
+ */
+#include "pairs.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+/* least significant digit first radix sort, at most this many bits a pass */
+#define PAIRS_RADIX_BITS		11
+
+/* ---- progress ---- */
+
+void
+pairs_progress(PairsState *st)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (now < st->next_notice)
+		return;
+	st->next_notice = TimestampTzPlusMilliseconds(now, PAIRS_NOTICE_INTERVAL_MS);
+	if (st->checking_ids)
+		ereport(NOTICE,
+				(errmsg("%s: checking that the %lld ids are distinct",
+						st->fname, (long long) st->ntotal)));
+	else if (st->collapsing)
+		ereport(NOTICE,
+				(errmsg("%s: grouping the identical fingerprints of %lld rows",
+						st->fname, (long long) st->ninput)));
+	else if (st->table == 0)
+		ereport(NOTICE,
+				(errmsg("%s: %lld rows read so far", st->fname, (long long) st->ntotal)));
+	else
+		ereport(NOTICE,
+				(errmsg("%s: table %d of %d, %lld pairs so far", st->fname,
+						st->table, st->ntables, (long long) st->npairs)));
+}
+
+/* ---- memory ---- */
+
+PairsRow *
+pairs_resize(PairsState *st, PairsRow *array, int64 len)
+{
+	if (array == NULL)
+		return MemoryContextAllocHuge(st->cxt, len * sizeof(PairsRow));
+	return repalloc_huge(array, len * sizeof(PairsRow));
+}
+
+/* a temporary file of the call (not of the cursor, which is closed first) */
+BufFile *
+pairs_file_create(PairsState *st)
+{
+	MemoryContext old_cxt = MemoryContextSwitchTo(st->cxt);
+	ResourceOwner old_owner = CurrentResourceOwner;
+	BufFile    *file;
+
+	CurrentResourceOwner = st->owner;
+	file = BufFileCreateTemp(false);
+	CurrentResourceOwner = old_owner;
+	MemoryContextSwitchTo(old_cxt);
+	return file;
+}
+
+/* reads n rows (or links) */
+void
+pairs_file_read(PairsState *st, BufFile *file, void *buf, int64 n)
+{
+	size_t		size = n * sizeof(PairsRow);
+
+	if (BufFileRead(file, buf, size) != size)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from %s temporary file: %m", st->fname)));
+}
+
+void
+pairs_file_rewind(PairsState *st, BufFile *file)
+{
+	if (BufFileSeek(file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek in %s temporary file: %m", st->fname)));
+}
+
+/* ---- sorting and grouping by a key ---- */
+
+/*
+ * Sorts rows[0..n) by key, least significant digit first, with tmp[0..n) as
+ * the other buffer; returns the one that holds the result.  Hot loops read a
+ * local copy of the key, which no store can alias (fp and id are int64s).
+ */
+PairsRow *
+pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, int64 n)
+{
+	const PairsKey key_copy = *keyp;
+	const PairsKey *key = &key_copy;
+	int			npasses = (key->bits + PAIRS_RADIX_BITS - 1) / PAIRS_RADIX_BITS;
+	int			width;
+	uint64		digit_mask;
+	int64	   *counts;
+	int64		i;
+	int			p;
+
+	if (npasses == 0 || n < 2)
+		return rows;
+	width = (key->bits + npasses - 1) / npasses;
+	digit_mask = (UINT64CONST(1) << width) - 1;
+	counts = MemoryContextAllocZero(st->cxt, (sizeof(int64) * npasses) << width);
+
+	/* the histograms of all digits in one read */
+	for (i = 0; i < n; i++)
+	{
+		uint64		k = pairs_key(key, &rows[i]);
+
+		CHECK_FOR_INTERRUPTS();
+		for (p = 0; p < npasses; p++)
+			counts[((int64) p << width) + ((k >> (p * width)) & digit_mask)]++;
+	}
+
+	for (p = 0; p < npasses; p++)
+	{
+		int64	   *offset = counts + ((int64) p << width);
+		int			shift = p * width;
+		int64		sum = 0;
+		int64		d;
+		PairsRow   *swap;
+
+		/* every row has the same digit: nothing would move */
+		if (offset[(pairs_key(key, &rows[0]) >> shift) & digit_mask] == n)
+			continue;
+		for (d = 0; d <= digit_mask; d++)
+		{
+			int64		c = offset[d];
+
+			offset[d] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			tmp[offset[(pairs_key(key, &rows[i]) >> shift) & digit_mask]++] = rows[i];
+		}
+		swap = rows;
+		rows = tmp;
+		tmp = swap;
+	}
+	pfree(counts);
+	return rows;
+}
+
+/* sorts rows[0..n) and hands them to fn */
+void
+pairs_sort_and_call(PairsState *st, const PairsKey *key, int64 n, PairsGroupFn fn)
+{
+	PairsRow   *sorted = pairs_sort(st, key, st->rows, st->scratch, n);
+
+	/* the buffer that holds the sorted rows becomes rows[] */
+	if (sorted != st->rows)
+	{
+		int64		len = st->rows_len;
+
+		st->scratch = st->rows;
+		st->rows = sorted;
+		st->rows_len = st->scratch_len;
+		st->scratch_len = len;
+	}
+	fn(st, key, st->rows, n);
+	pairs_progress(st);
+}

@@ -1,0 +1,25 @@
+/*
+ * settings.h
+ *	  The extension's settings (defined in init.c with _PG_init()): the
+ *	  simhash.max_distance threshold of the % operator, and the functions of
+ *	  the % operator's planner hook (similar_hook.c) that it drives.
+ */
+#ifndef SIMHASH_SETTINGS_H
+#define SIMHASH_SETTINGS_H
+
+#include "postgres.h"
+
+/*
+ * default of simhash.max_distance: the best threshold of the default
+ * features (shingles of 3, sublinear) on the evaluation corpus
+ */
+#define SIMHASH_DEFAULT_MAX_DISTANCE 9
+
+extern int	simhash_max_distance_guc;
+
+/* the % operator (similar_hook.c): its threshold is fixed when a query is planned */
+extern void simhash_similar_init(void);
+extern void simhash_max_distance_assign(int newval, void *extra);
+extern int	simhash_similar_threshold(void);
+
+#endif							/* SIMHASH_SETTINGS_H */
