@@ -5,7 +5,7 @@
  *	  when hamming_probe_pays().
  *
  *	  Work, in microseconds of this machine (1M random fingerprints, all in
- *	  shared buffers, test/bench_index.sh):
+ *	  shared buffers, test/bench/bench_index.sh):
  *	  - a pass reads every page of table 0 and of the tail: per page a buffer
  *	    access, per entry an XOR and a popcount;
  *	  - probes of "within k bits" read, in each table j, every directory
@@ -29,7 +29,7 @@
  *	  startup cost, although on random fingerprints that scan visits most of
  *	  its tree before its first row.  Charged honestly, the pass made the
  *	  planner pick the GiST scan for "LIMIT 10", 81x slower
- *	  (test/bench_index.sh).
+ *	  (test/bench/bench_index.sh).
  */
 #include "mih.h"
 #include "strategy.h"

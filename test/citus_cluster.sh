@@ -1,4 +1,4 @@
-# test/citus_cluster.sh: sourced by test/citus.sh and test/bench_citus.sh
+# test/citus_cluster.sh: sourced by test/citus.sh and test/bench/bench_citus.sh
 # (after test/cluster.sh).  A Citus cluster on loopback TCP ports: a
 # coordinator and two workers, each an ordinary throwaway cluster with
 # shared_preload_libraries = 'citus' (initdb's default trust authentication).

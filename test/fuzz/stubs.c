@@ -1,7 +1,7 @@
 /*
  * stubs.c
  *	  The few parts of the PostgreSQL backend that the extension's pure C code
- *	  calls, for the libFuzzer targets and test/fpbench's driver, which run
+ *	  calls, for the libFuzzer targets and test/bench/fpbench's driver, which run
  *	  without a server.  The rest (unicode_normalize, psprintf, UTF-8
  *	  verification) comes from the installation's libpgcommon.a.
  *
@@ -231,7 +231,7 @@ MemoryContextAllocExtended(MemoryContext context, Size size, int flags)
 	return palloc_extended(size, flags);
 }
 
-/* earlier revisions grow their feature table so (test/fpbench) */
+/* earlier revisions grow their feature table so (test/bench/fpbench) */
 void *
 repalloc_huge(void *pointer, Size size)
 {
@@ -312,7 +312,7 @@ pg_detoast_datum(struct varlena *datum)
 	return datum;
 }
 
-/* one-dimensional arrays (test/fpbench) */
+/* one-dimensional arrays (test/bench/fpbench) */
 int
 ArrayGetNItems(int ndim, const int *dims)
 {

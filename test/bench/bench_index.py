@@ -1,6 +1,6 @@
-"""Helper of test/bench_index.sh: loads the table, times every method, writes the report.
+"""Helper of test/bench/bench_index.sh: loads the table, times every method, writes the report.
 
-Usage: /usr/bin/python3 test/bench_index.py OUTDIR [--quick] [--10m] [--queries N] [--rows N]
+Usage: /usr/bin/python3 test/bench/bench_index.py OUTDIR [--quick] [--10m] [--queries N] [--rows N]
 (PGHOST etc. set by test/cluster.sh).  Needs numpy; FAISS (python3-faiss) and
 matplotlib (python3-matplotlib) are used when they import.
 Writes OUTDIR/bench_index.md, OUTDIR/bench_index.plans.txt and OUTDIR/radius_latency.png.
@@ -457,7 +457,7 @@ def ratio(a, b):
 
 
 def report(have_ham):
-    L = ["# Index benchmark: exact Hamming-radius and nearest-first search (test/bench_index.sh)\n"]
+    L = ["# Index benchmark: exact Hamming-radius and nearest-first search (test/bench/bench_index.sh)\n"]
     L.append(f"N uniformly random 64-bit fingerprints; {NQ} query fingerprints, each with one planted neighbour "
              f"at every distance 0..16 (numpy seed {SEED} + N). PostgreSQL: one backend, "
              "max_parallel_workers_per_gather = 0, jit off, shared_buffers 4GB, table and indexes prewarmed; "

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Verified near-duplicates benchmark driver, run by test/bench_similarity.sh
+"""Verified near-duplicates benchmark driver, run by test/bench/bench_similarity.sh
 (which starts the cluster, creates the extension and loads the tables
 natural_en, natural_zh, edited_en, edited_zh, truth_natural, truth_edited).
 Standard library only.

@@ -1,6 +1,6 @@
-"""Helper of test/speed.sh: loads the tables, times the queries, writes the report.
+"""Helper of test/bench/speed.sh: loads the tables, times the queries, writes the report.
 
-Usage: python3 test/speed.py OUT.md PLANS.txt   (PGHOST etc. set by test/cluster.sh)
+Usage: python3 test/bench/speed.py OUT.md PLANS.txt   (PGHOST etc. set by test/cluster.sh)
 """
 import json
 import math

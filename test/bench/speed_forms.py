@@ -1,4 +1,4 @@
-"""Helper of test/speed.sh, run after test/speed.py: the array and tsvector
+"""Helper of test/bench/speed.sh, run after test/bench/speed.py: the array and tsvector
 forms of simhash, timed the same way (one backend, REPS interleaved rounds,
 median backend CPU time), side by side with the revisions of SPEED_REVS.
 
@@ -10,7 +10,7 @@ each, the time of reading the values alone (array_length(body, 1),
 length(body): detoasting them) is measured too, and the speed-ups are given
 both whole and net of that reading.
 
-Usage: python3 test/speed_forms.py OUT.md   (appends a section to OUT.md)
+Usage: python3 test/bench/speed_forms.py OUT.md   (appends a section to OUT.md)
 """
 import os
 import statistics

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# test/bench_similarity.sh: benchmark of the verified near-duplicate pipeline
+# test/bench/bench_similarity.sh: benchmark of the verified near-duplicate pipeline
 # on the public evaluation corpus (needs ../shared/data, hence a benchmark and
 # not a regression test): agreement of shingle_similarity() with the corpus's
 # exact Jaccard (shingle.py), the cost of one verification from the texts and
 # from stored shingle sets, and the whole-table verified simhash_pairs /
 # simhash_clusters / simhash_dedup against simhash_pairs alone plus one read
-# of the text.  See test/bench_similarity.py.
+# of the text.  See test/bench/bench_similarity.py.
 #
 # How to run (from the repo root; the extension must be installed):
-#     bash test/bench_similarity.sh       # about a minute on 2 cores
+#     bash test/bench/bench_similarity.sh       # about a minute on 2 cores
 # Environment: SIMHASH_DATA = corpus directory (default: <repo>/../shared/data).
 # It starts a throwaway cluster (private Unix socket in a temporary directory,
 # removed on exit).  The report goes to stdout and test/out/bench_similarity.md.
@@ -41,4 +41,4 @@ for s in natural edited; do
 		-c "\\copy truth_${s} FROM PROGRAM 'xzcat $data/$s/truth.tsv.xz | grep -v ^# | cut -f1-6'"
 done
 mkdir -p test/out
-/usr/bin/python3 test/bench_similarity.py test/out/bench_similarity.md
+/usr/bin/python3 test/bench/bench_similarity.py test/out/bench_similarity.md

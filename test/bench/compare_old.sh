@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# test/compare_old.sh: the fingerprints of the installed extension against
+# test/bench/compare_old.sh: the fingerprints of the installed extension against
 # those of an earlier revision, bit for bit, on random texts and the corpus.
 #
-#   bash test/compare_old.sh [REV]        (after make install)
+#   bash test/bench/compare_old.sh [REV]        (after make install)
 #
 # REV (default 636edec, the last revision before the fast tokenizer) is
 # built from git into a temporary directory as simhash_old.so (linked with
 # -Bsymbolic, its _PG_init renamed, so that it calls only its own code next
 # to the installed simhash.so, which the server preloads).  A throwaway
 # cluster then compares, on COMPARE_TEXTS random texts (default 1000000,
-# made by test/compare_old.py with seed COMPARE_SEED, default 1) and on the
+# made by test/bench/compare_old.py with seed COMPARE_SEED, default 1) and on the
 # corpus in SIMHASH_DATA when it is there:
 #   every text: simhash(body) (3, sublinear), simhash(body, 1, 'tf'),
 #     simhash(body, 2, 'binary'), simhash_ngram(body) (3, tf)
@@ -23,7 +23,7 @@
 # mismatch (the first ones are listed).
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 rev=${1:-636edec}
 count=${COMPARE_TEXTS:-1000000}
@@ -46,7 +46,7 @@ build_revision "$rev" simhash_old "$dir/old"
 old=$dir/old/simhash_old.so
 
 echo "== $count random texts (seed $seed)"
-python3 test/compare_old.py "$count" "$seed" >"$dir/texts.tsv"
+python3 test/bench/compare_old.py "$count" "$seed" >"$dir/texts.tsv"
 chmod 644 "$dir/texts.tsv"
 
 PGPORT_WANTED=${COMPARE_PORT:-5495} start_cluster "$dir/cluster" "shared_preload_libraries = 'simhash'" \

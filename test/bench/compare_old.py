@@ -1,7 +1,7 @@
-"""Helper of test/compare_old.sh: random texts for the old-versus-new
+"""Helper of test/bench/compare_old.sh: random texts for the old-versus-new
 fingerprint comparison, written as COPY text format (id TAB body) to stdout.
 
-    python3 test/compare_old.py COUNT SEED
+    python3 test/bench/compare_old.py COUNT SEED
 
 The texts are made to hit every path of the tokenizer: ASCII words with
 every separator and case, CJK runs with spaces, punctuation, full-width and

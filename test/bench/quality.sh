@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/quality.sh: near-duplicate QUALITY benchmark of the simhash extension.
+# test/bench/quality.sh: near-duplicate QUALITY benchmark of the simhash extension.
 #
 # What it measures: for each feature choice (simhash(text) with shingles of
 # 1..3 words x tf/binary/sublinear weighting, simhash_ngram(text) with
@@ -20,14 +20,14 @@
 # for zh); precision, recall, F1 and candidates per document are computed in
 # PostgreSQL against the truth tables, per set and language, with and without
 # verification (test/out/quality_verified.md, and the plot
-# test/plots/verified_f1.png); the k = 16 cell is cross-checked with eval.py
+# test/bench/plots/verified_f1.png); the k = 16 cell is cross-checked with eval.py
 # on the output of the verified simhash_pairs().
 #
 # How to run (from the repo root; the extension must be installed,
 # `make install`):
-#     bash test/quality.sh            # all configs (a few minutes on 2 cores)
-#     bash test/quality.sh --quick    # a few configs only, a smoke check
-#     bash test/quality.sh --verified # the verified pipeline (under a minute)
+#     bash test/bench/quality.sh            # all configs (a few minutes on 2 cores)
+#     bash test/bench/quality.sh --quick    # a few configs only, a smoke check
+#     bash test/bench/quality.sh --verified # the verified pipeline (under a minute)
 # Environment: SIMHASH_DATA = corpus directory (default: <repo>/../shared/data),
 #              QUALITY_JOBS = parallel workers (default: number of CPUs).
 # It starts a throwaway cluster on port 5498 (private Unix socket in a
@@ -75,7 +75,7 @@ echo "loaded corpus from $data in $(($(date +%s) - start)) s" >&2
 mkdir -p test/out
 plot=()
 for arg in "$@"; do
-	[ "$arg" = --verified ] && plot=(--plot test/plots/verified_f1.png)
+	[ "$arg" = --verified ] && plot=(--plot test/bench/plots/verified_f1.png)
 done
-/usr/bin/python3 test/quality.py --data "$data" --out test/out "${plot[@]}" "$@"
+/usr/bin/python3 test/bench/quality.py --data "$data" --out test/out "${plot[@]}" "$@"
 echo "total runtime $(($(date +%s) - start)) s" >&2

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# test/fpbench/run.sh: the fingerprint functions outside the server, on the
+# test/bench/fpbench/run.sh: the fingerprint functions outside the server, on the
 # corpus, side by side with earlier revisions: instructions executed
 # (Valgrind's cachegrind: the same number on every run, whatever the
 # machine's neighbours do) and CPU time, and the fingerprints compared.
 #
-#   bash test/fpbench/run.sh [REV...]        (default: 636edec, that is 0.3.0)
+#   bash test/bench/fpbench/run.sh [REV...]        (default: 636edec, that is 0.3.0)
 #
 # For the working tree's src/ and each REV's, compiles src/fingerprint.c
 # and src/tokenize.c with the server's compiler flags (pg_config) into
@@ -22,7 +22,7 @@
 # Needs gcc, pg_config (server headers and libpgcommon), xxHash headers;
 # valgrind for the instruction counts (n/a without it).
 # Limits: no server (no detoasting, executor, TOAST), so the times are
-# those of the functions alone; the server's own numbers are test/speed.sh's.
+# those of the functions alone; the server's own numbers are test/bench/speed.sh's.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -73,7 +73,7 @@ cflags_sl=$("$PG_CONFIG" --cflags_sl)
 inc=$("$PG_CONFIG" --includedir-server)
 build() {	# build TREE NAME
 	gcc $cflags $cflags_sl -I"$1/src" -I"$inc" -w -o "$tmp/$2" "$here/driver.c" \
-		"$here/../fuzz/stubs.c" "$1/src/fingerprint.c" "$1/src/tokenize.c" \
+		"$here/../../fuzz/stubs.c" "$1/src/fingerprint.c" "$1/src/tokenize.c" \
 		"$("$PG_CONFIG" --pkglibdir)/libpgcommon.a" "$("$PG_CONFIG" --pkglibdir)/libpgport.a" -lm
 }
 names=(now)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# test/bench_citus.sh: what Citus costs and gives (a coordinator and two
+# test/bench/bench_citus.sh: what Citus costs and gives (a coordinator and two
 # workers on loopback, all on this machine).
-#   bash test/bench_citus.sh [ROWS]        (default 1000000; about 10 minutes)
+#   bash test/bench/bench_citus.sh [ROWS]        (default 1000000; about 10 minutes)
 # ROWS uniformly random fingerprints plus 1% near copies (1..3 bits) of random
 # rows, the same rows in a local table and in distributed tables of 4, 8 and
 # 32 shards, each with a GIN index.
@@ -14,7 +14,7 @@
 #     row, 32 shards), with the time to fill the key table; same pairs checked.
 # Needs Citus (../shared/vendor/build-citus.sh).  CITUS_PORT as in test/citus.sh.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 source test/cluster.sh
 source test/citus_cluster.sh

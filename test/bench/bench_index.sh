@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test/bench_index.sh: latency benchmark of exact Hamming search in PostgreSQL,
+# test/bench/bench_index.sh: latency benchmark of exact Hamming search in PostgreSQL,
 # for every radius k, side by side with a sequential scan and with FAISS.
 #
-# What it measures (details in test/bench_index.py)
+# What it measures (details in test/bench/bench_index.py)
 #   A table of N = 1M (and 10M with --10m) uniformly random 64-bit fingerprints
 #   and 30 query fingerprints, each with one planted neighbour at every
 #   distance 0..16 (numpy, fixed seed; the same arrays go to PostgreSQL by COPY
@@ -24,7 +24,7 @@
 # How to run (from anywhere in the repository; as root it installs what it
 # needs, python3-numpy, python3-faiss and python3-matplotlib included, and
 # builds and installs simhash, as test/run-tests.sh does):
-#   bash test/bench_index.sh [--quick] [--10m] [--queries N]
+#   bash test/bench/bench_index.sh [--quick] [--10m] [--queries N]
 # Output: markdown tables on stdout and in test/out/bench_index.md, the plans
 # in test/out/bench_index.plans.txt, the plot test/out/radius_latency.png.
 # Takes 14-20 minutes at 1M rows on 2 busy cores (--quick: about 4);
@@ -51,7 +51,7 @@ PGPORT_WANTED=${PGPORT_WANTED:-5493} start_cluster "$dir" "shared_buffers = '4GB
 # the system python, where python3-faiss and python3-matplotlib install
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
-"$py" test/bench_index.py "$root/test/out" "$@"
+"$py" test/bench/bench_index.py "$root/test/out" "$@"
 
 elapsed=$((SECONDS - start_time))
 line="Wall time of test/bench_index.sh${*:+ $*}: ${elapsed} s"

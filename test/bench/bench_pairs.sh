@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/bench_pairs.sh: benchmark of simhash_pairs() (batch near-duplicates).
+# test/bench/bench_pairs.sh: benchmark of simhash_pairs() (batch near-duplicates).
 #
 # What it measures
 #   Tables of 100k, 1M and 10M rows (id bigint, fp simhash): 99% uniformly
@@ -29,10 +29,10 @@
 #   60 ms, 1M in 1 s, 10M in 15 s.
 #
 # How to run (from the repository root, after make install):
-#   bash test/bench_pairs.sh            100k, 1M and 10M (about 15 minutes)
-#   bash test/bench_pairs.sh --quick    100k and 1M only
-#   bash test/bench_pairs.sh --skew     skewed inputs (many identical
-#                                       fingerprints): test/bench_pairs_skew.sh
+#   bash test/bench/bench_pairs.sh            100k, 1M and 10M (about 15 minutes)
+#   bash test/bench/bench_pairs.sh --quick    100k and 1M only
+#   bash test/bench/bench_pairs.sh --skew     skewed inputs (many identical
+#                                       fingerprints): test/bench/bench_pairs_skew.sh
 # Output: a markdown table on stdout and in test/out/bench_pairs.md; the
 # plans of the hand-written joins go to test/out/bench_pairs.plans.txt.
 set -euo pipefail
@@ -45,9 +45,9 @@ mkdir -p test/out
 sizes="100000 1000000 10000000"
 case "${1:-}" in
 	--quick) sizes="100000 1000000" ;;
-	--skew) shift; exec bash test/bench_pairs_skew.sh "$@" ;;
+	--skew) shift; exec bash test/bench/bench_pairs_skew.sh "$@" ;;
 	"") ;;
-	*) echo "usage: bash test/bench_pairs.sh [--quick | --skew [TABLE...]]" >&2; exit 2 ;;
+	*) echo "usage: bash test/bench/bench_pairs.sh [--quick | --skew [TABLE...]]" >&2; exit 2 ;;
 esac
 
 source test/cluster.sh
@@ -57,9 +57,9 @@ trap 'stop_cluster "$dir"; rm -rf "$dir"' EXIT
 PGPORT_WANTED=5494 start_cluster "$dir" "shared_buffers = '1GB'" \
 	"max_parallel_workers_per_gather = 0" "jit = off"
 
-python3 test/bench_pairs.py "$root/test/out/bench_pairs.md" "$root/test/out/bench_pairs.plans.txt" $sizes
+python3 test/bench/bench_pairs.py "$root/test/out/bench_pairs.md" "$root/test/out/bench_pairs.plans.txt" $sizes
 
 elapsed=$((SECONDS - start_time))
-line="Wall time of test/bench_pairs.sh: ${elapsed} s"
+line="Wall time of test/bench/bench_pairs.sh: ${elapsed} s"
 echo "$line"
 echo "$line" >>test/out/bench_pairs.md

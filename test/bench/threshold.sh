@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/threshold.sh: which Hamming threshold for which text length, measured
+# test/bench/threshold.sh: which Hamming threshold for which text length, measured
 # on the evaluation corpus (real English and Chinese documents from Debian
 # packages, and edited copies, with the exact Jaccard similarity of every
 # pair at 0.5 or more).
@@ -17,13 +17,13 @@
 # and 99% of the near-duplicates (the candidate radius when candidates are
 # verified with shingle_similarity).
 #
-#     bash test/threshold.sh      # about 2 minutes on 2 cores; extension installed
+#     bash test/bench/threshold.sh      # about 2 minutes on 2 cores; extension installed
 # Environment: SIMHASH_DATA = corpus directory (required unless ../shared/data
 # exists beside the repository).  Starts a throwaway cluster on port 5497.
 # Prints the table (markdown) and writes it to test/out/threshold.md.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 data=${SIMHASH_DATA:-$root/../shared/data}
 data=$(cd "$data" && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Quality benchmark driver, run by test/quality.sh (which starts the cluster,
+"""Quality benchmark driver, run by test/bench/quality.sh (which starts the cluster,
 creates the extension and loads the tables natural_en, natural_zh, edited_en,
 edited_zh).  Standard library only.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/speed.sh: fingerprint speed benchmark for the simhash extension.
+# test/bench/speed.sh: fingerprint speed benchmark for the simhash extension.
 #
 # What it measures
 #   Single-core throughput (MB/s of body text) of computing one expression per
@@ -25,7 +25,7 @@
 #   reported, with MB/s = table MB (1e6 bytes of body) / median seconds,
 #   MB/s net of the baseline = MB / (t_expr - t_a), and the speed ratio of
 #   each expression to to_tsvector('simple').
-#   Then (test/speed_forms.py) the array and tsvector forms: simhash(text[])
+#   Then (test/bench/speed_forms.py) the array and tsvector forms: simhash(text[])
 #   over regexp_split_to_array(lower(body), '\W+') and simhash(tsvector) over
 #   to_tsvector('simple', body) of the English table, beside the time of
 #   reading those values alone.
@@ -37,7 +37,7 @@
 #   counters, a perf stat of the backend is appended.
 #
 # How to run (from the repository root, after make install):
-#   bash test/speed.sh
+#   bash test/bench/speed.sh
 # Environment:
 #   SIMHASH_DATA   data directory (default: <repo>/../shared/data)
 #   SPEED_REPS     repetitions per query (default 5)
@@ -77,10 +77,10 @@ export SPEED_LIBS="${libs[*]}"
 PGPORT_WANTED=5497 start_cluster "$dir/cluster" "shared_buffers = '1GB'" \
 	"max_parallel_workers_per_gather = 0" "jit = off" "shared_preload_libraries = 'simhash'"
 
-python3 test/speed.py "$root/test/out/speed.md" "$root/test/out/speed.plans.txt"
-python3 test/speed_forms.py "$root/test/out/speed.md"
+python3 test/bench/speed.py "$root/test/out/speed.md" "$root/test/out/speed.plans.txt"
+python3 test/bench/speed_forms.py "$root/test/out/speed.md"
 
 elapsed=$((SECONDS - start_time))
-line="Wall time of test/speed.sh: ${elapsed} s"
+line="Wall time of test/bench/speed.sh: ${elapsed} s"
 echo "$line"
 echo "$line" >>test/out/speed.md

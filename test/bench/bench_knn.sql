@@ -1,5 +1,5 @@
--- test/bench_knn.sql: nearest-first latency with the GiST opclass, run by
--- test/bench_knn.sh.  1M uniformly random fingerprints, 100 queries with 10
+-- test/bench/bench_knn.sql: nearest-first latency with the GiST opclass, run by
+-- test/bench/bench_knn.sh.  1M uniformly random fingerprints, 100 queries with 10
 -- planted neighbours each (1..3 bits away); ORDER BY fp <~> q LIMIT 10 through
 -- the simhash_gist_ops index, against the same query without an index,
 -- against simhash_nearest() (widening radius searches through the GIN index)

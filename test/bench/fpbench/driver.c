@@ -1,6 +1,6 @@
 /*
  * driver.c
- *	  test/fpbench's driver: src/fingerprint.c and src/tokenize.c outside
+ *	  test/bench/fpbench's driver: src/fingerprint.c and src/tokenize.c outside
  *	  the server, with the fuzz targets' stubs of the server functions
  *	  they call (test/fuzz/stubs.c) and PostgreSQL's libpgcommon (run.sh
  *	  compiles it with a revision's two files).  Runs simhash(text), simhash_ngram()
@@ -25,7 +25,7 @@
 #include <ctype.h>
 #include <time.h>
 
-#include "../fuzz/fuzz.h"
+#include "../../fuzz/fuzz.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"

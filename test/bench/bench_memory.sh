@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/bench_memory.sh: peak memory of the backend on skewed inputs, for every
+# test/bench/bench_memory.sh: peak memory of the backend on skewed inputs, for every
 # function that promises work_mem (issue 11, "Memory").
 #
 # On a throwaway cluster (shared_buffers = 16MB, so that the shared pages a
@@ -26,7 +26,7 @@
 #   arr     arrays of 10,000,000 (1,000,000) features and as many weights,
 #           STORAGE EXTERNAL
 #
-#   bash test/bench_memory.sh [--quick]      (after make install; honours PG_CONFIG)
+#   bash test/bench/bench_memory.sh [--quick]      (after make install; honours PG_CONFIG)
 # Output: a markdown table on stdout and in test/out/bench_memory.md.
 # The full run takes about 12 minutes on a shared 2-core machine (3.6 of CPU
 # in the measured calls, the rest building the inputs); --quick about 16 s.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# test/bench_pairs_skew.sh: simhash_clusters / simhash_dedup / simhash_pairs on
+# test/bench/bench_pairs_skew.sh: simhash_clusters / simhash_dedup / simhash_pairs on
 # skewed inputs (many rows sharing one fingerprint), with work_mem = 4MB.
-# Run by "bash test/bench_pairs.sh --skew"; also runs on its own.
+# Run by "bash test/bench/bench_pairs.sh --skew"; also runs on its own.
 #
 # Tables (id bigint, fp simhash), built with fixed seeds:
 #   dup10k   10,000 rows, all with one fingerprint
@@ -20,7 +20,7 @@
 # (rows, distinct clusters, kept rows, sum of the result ids) shows whether
 # two builds answer the same.
 #
-#   bash test/bench_pairs_skew.sh [TABLE...]     default: all five
+#   bash test/bench/bench_pairs_skew.sh [TABLE...]     default: all five
 # Output: a markdown table on stdout and in test/out/bench_pairs_skew.md.
 set -euo pipefail
 

@@ -1,6 +1,6 @@
-"""Helper of test/bench_pairs.sh: loads the tables, times the queries, writes the report.
+"""Helper of test/bench/bench_pairs.sh: loads the tables, times the queries, writes the report.
 
-Usage: python3 test/bench_pairs.py OUT.md PLANS.txt SIZE...   (PGHOST etc. set by test/cluster.sh)
+Usage: python3 test/bench/bench_pairs.py OUT.md PLANS.txt SIZE...   (PGHOST etc. set by test/cluster.sh)
 """
 import os
 import platform
@@ -163,7 +163,7 @@ def main():
 
     lines = []
     add = lines.append
-    add("## simhash_pairs benchmark (test/bench_pairs.sh)")
+    add("## simhash_pairs benchmark (test/bench/bench_pairs.sh)")
     add("")
     add(f"Host: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}; "
         f"{psql('SELECT version()').split(',')[0]}. One core per query "
