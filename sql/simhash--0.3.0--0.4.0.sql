@@ -6,15 +6,9 @@
 -- hardening (input hygiene, trust, memory bounds)
 -- ---------------------------------------------------------------------------
 
--- (dedup helper)
-
-
--- (harden helper)
-
--- The functions that embed a user's query as a subquery (simhash_nearest and
--- the verified simhash_pairs, simhash_clusters, simhash_dedup) embed this
--- form of it, so that the query may end with semicolons, white space and
--- comments, as a query typed at psql does.
+-- A function that embeds a user's query as a subquery (simhash_nearest)
+-- embeds this form of it, so that the query may end with semicolons, white
+-- space and comments, as a query typed at psql does.
 CREATE FUNCTION simhash_subquery(query text) RETURNS text
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_subquery(text) IS
@@ -79,14 +73,16 @@ CREATE FUNCTION shingle_similarity(a bigint[], b bigint[]) RETURNS float8
 COMMENT ON FUNCTION shingle_similarity(bigint[], bigint[]) IS
 	'Jaccard similarity of two shingle sets made by shingle_set(); equals shingle_similarity() of their texts';
 
--- Whole tables: the query returns (id, fingerprint, body).  The candidates
--- are simhash_pairs() of (id, fingerprint); shingle_verify_pairs() then reads
--- the rows once more, tokenizes each body that is in a candidate pair once
--- (its sorted shingle set goes to a temporary file), and keeps a candidate
--- when the Jaccard similarity of its two sets is >= min_similarity.  The body
--- may also be a stored shingle_set() (bigint[]), used as it is.  Rows with a
--- NULL fingerprint are skipped, rows with a NULL body are in no verified
--- pair.
+-- Whole tables: the query returns (id, fingerprint, body).  The pairs within
+-- max_distance bits are candidates; the rows are then read once more, each
+-- body that is in a candidate pair is tokenized once (its sorted shingle set
+-- goes to a temporary file), and a candidate counts when the Jaccard
+-- similarity of its two sets is >= min_similarity.  The body may also be a
+-- stored shingle_set() (bigint[]), used as it is.  Rows with a NULL
+-- fingerprint are skipped, rows with a NULL body are in no verified pair.
+-- The clusters and the kept rows are made of the verified pairs by the code
+-- of the two-argument forms.  shingle_verify_pairs() is the verification
+-- step alone, for candidate pairs from elsewhere.
 CREATE FUNCTION shingle_verify_pairs(pairs_query text, docs_query text, min_similarity float8,
 									 n integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
@@ -97,140 +93,22 @@ COMMENT ON FUNCTION shingle_verify_pairs(text, text, float8, integer, text) IS
 CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
-	LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-DECLARE
-	shape_ok boolean;
-	body_type pg_catalog.regtype;
-	sub pg_catalog.text := @extschema@.simhash_subquery(query);
-BEGIN
-	IF max_distance < 0 OR max_distance > 64 THEN
-		RAISE EXCEPTION 'max_distance must be between 0 and 64, not %', max_distance
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	-- its shape: exactly three columns, an integer id, a simhash, and a text
-	-- or a stored shingle set (the declared type, read from no rows)
-	BEGIN
-		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(c1, c2, c3, c4) LIMIT 0', sub);
-		shape_ok := false;			/* four or more columns */
-	EXCEPTION WHEN invalid_column_reference THEN
-		BEGIN
-			EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.c3) FROM (SELECT 1) AS x LEFT JOIN '
-						   '(SELECT q.c1::bigint, q.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash, q.c3 '
-						   ' FROM (%s) AS q(c1, c2, c3) LIMIT 0) AS s(c1, c2, c3) ON true', sub)
-				INTO body_type;
-			shape_ok := body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype OR
-				(SELECT t.typcategory OPERATOR(pg_catalog.=) 'S' FROM pg_catalog.pg_type t WHERE t.oid OPERATOR(pg_catalog.=) body_type);
-		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
-			shape_ok := false;
-		END;
-	END;
-	IF NOT shape_ok THEN
-		RAISE EXCEPTION 'query must return three columns: a bigint id, a simhash, and a text or a shingle set'
-			USING ERRCODE = 'datatype_mismatch',
-				  HINT = 'Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body).';
-	END IF;
-	RETURN QUERY SELECT * FROM @extschema@.shingle_verify_pairs(
-		pg_catalog.format('SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(%L, %s) AS p',
-			   pg_catalog.format('SELECT s.id, s.fp FROM (%s) AS s(id, fp, body)', sub), max_distance),
-		pg_catalog.format('SELECT s.id::bigint, s.body FROM (%s) AS s(id, fp, body) WHERE s.fp IS NOT NULL', sub),
-		min_similarity, shingle, units);
-END
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_pairs_verified'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_pairs(text, integer, float8, integer, text) IS
 	'verified pairs: every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity(body, body, shingle, units) is >= min_similarity, once, with id_a < id_b; each body is read once more and tokenized once; body may be a stored shingle_set() instead';
-
--- Connected components of the verified pairs, by label propagation with
--- pointer jumping over a temporary table (rounds: about the logarithm of the
--- longest shortest path of a component).
 CREATE FUNCTION simhash_clusters(query text, max_distance integer, min_similarity float8,
 								 shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, cluster_id bigint)
-	LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-DECLARE
-	changed bigint;
-BEGIN
-	CREATE TEMP TABLE pg_temp.simhash_verified_edges ON COMMIT DROP AS
-		SELECT p.id_a AS a, p.id_b AS b
-		FROM @extschema@.simhash_pairs(query, max_distance, min_similarity, shingle, units) AS p;
-	INSERT INTO pg_temp.simhash_verified_edges SELECT e.b, e.a FROM pg_temp.simhash_verified_edges e;
-	CREATE TEMP TABLE pg_temp.simhash_verified_labels ON COMMIT DROP AS
-		SELECT e.a AS node, least(e.a, pg_catalog.min(e.b)) AS label FROM pg_temp.simhash_verified_edges e GROUP BY e.a;
-	ALTER TABLE pg_temp.simhash_verified_labels ADD PRIMARY KEY (node);
-	ANALYZE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_labels;
-	LOOP
-		-- a node takes the smallest label among its neighbours' and its label's label
-		WITH better AS (
-			SELECT e.a AS node, pg_catalog.min(l.label) AS label
-			FROM pg_temp.simhash_verified_edges e JOIN pg_temp.simhash_verified_labels l ON l.node = e.b
-			GROUP BY e.a
-			UNION ALL
-			SELECT l.node, j.label FROM pg_temp.simhash_verified_labels l
-			JOIN pg_temp.simhash_verified_labels j ON j.node = l.label
-		), best AS (SELECT b.node, pg_catalog.min(b.label) AS label FROM better b GROUP BY b.node)
-		UPDATE pg_temp.simhash_verified_labels l SET label = best.label
-		FROM best WHERE best.node = l.node AND best.label < l.label;
-		GET DIAGNOSTICS changed = ROW_COUNT;
-		EXIT WHEN changed = 0;
-	END LOOP;
-	RETURN QUERY EXECUTE pg_catalog.format(
-		'SELECT s.id::bigint, coalesce(l.label, s.id::bigint) FROM (%s) AS s(id, fp, body) '
-		'LEFT JOIN pg_temp.simhash_verified_labels l ON l.node = s.id::bigint WHERE s.fp IS NOT NULL',
-		@extschema@.simhash_subquery(query));
-	DROP TABLE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_labels;
-END
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_clusters_verified'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_clusters(text, integer, float8, integer, text) IS
 	'every id of query (SELECT id, simhash, body) once, with the smallest id of its connected component of the verified pairs simhash_pairs(query, max_distance, min_similarity, shingle, units); NULL fingerprints are skipped';
-
--- The crawler's rule with verification: in ascending id order, a row is
--- dropped when a kept earlier row is within max_distance bits AND has a
--- shingle similarity >= min_similarity with it.  Decided in rounds over a
--- temporary table: a row with a kept earlier partner is dropped, a row whose
--- earlier partners are all dropped is kept (the same outcome as one pass in
--- id order; rounds: the longest alternation of kept and dropped rows).
 CREATE FUNCTION simhash_dedup(query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, duplicate_of bigint)
-	LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-DECLARE
-	changed bigint;
-BEGIN
-	CREATE TEMP TABLE pg_temp.simhash_verified_edges ON COMMIT DROP AS
-		SELECT p.id_a AS a, p.id_b AS b
-		FROM @extschema@.simhash_pairs(query, max_distance, min_similarity, shingle, units) AS p;
-	-- kept: true, dropped: false, undecided: NULL; no earlier partner: kept
-	CREATE TEMP TABLE pg_temp.simhash_verified_rows ON COMMIT DROP AS
-		SELECT n.node, CASE WHEN n.node IN (SELECT e.b FROM pg_temp.simhash_verified_edges e) THEN NULL
-						   ELSE true END AS kept
-		FROM (SELECT e.a AS node FROM pg_temp.simhash_verified_edges e
-			  UNION SELECT e.b FROM pg_temp.simhash_verified_edges e) n;
-	ALTER TABLE pg_temp.simhash_verified_rows ADD PRIMARY KEY (node);
-	ANALYZE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_rows;
-	LOOP
-		UPDATE pg_temp.simhash_verified_rows r SET kept = d.kept
-		FROM (SELECT e.b AS node,
-					 CASE WHEN pg_catalog.bool_or(p.kept) THEN false
-						  WHEN pg_catalog.bool_and(p.kept IS NOT NULL) THEN true END AS kept
-			  FROM pg_temp.simhash_verified_edges e
-			  JOIN pg_temp.simhash_verified_rows p ON p.node = e.a
-			  JOIN pg_temp.simhash_verified_rows s ON s.node = e.b AND s.kept IS NULL
-			  GROUP BY e.b) d
-		WHERE r.node = d.node AND d.kept IS NOT NULL;
-		GET DIAGNOSTICS changed = ROW_COUNT;
-		EXIT WHEN changed = 0;
-	END LOOP;
-	RETURN QUERY EXECUTE pg_catalog.format(
-		'SELECT s.id::bigint, d.duplicate_of FROM (%s) AS s(id, fp, body) '
-		'LEFT JOIN (SELECT e.b AS node, pg_catalog.min(e.a) AS duplicate_of '
-		'           FROM pg_temp.simhash_verified_edges e JOIN pg_temp.simhash_verified_rows p ON p.node = e.a AND p.kept '
-		'           GROUP BY e.b) d ON d.node = s.id::bigint '
-		'WHERE s.fp IS NOT NULL', @extschema@.simhash_subquery(query));
-	DROP TABLE pg_temp.simhash_verified_edges, pg_temp.simhash_verified_rows;
-END
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_dedup_verified'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
 	'every id of query (SELECT id, simhash, body) once: in ascending id order, a row is dropped when an already kept row is within max_distance bits and has shingle_similarity >= min_similarity with it (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped';
 

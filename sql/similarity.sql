@@ -263,6 +263,19 @@ SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 65, 0.8);
 SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 3, 0.8, 0);
 SELECT * FROM simhash_dedup('SELECT 1, fp, body FROM sim_chain', 3, 0.8);
 SELECT * FROM simhash_clusters('SELECT id, fp, body FROM sim_chain', 3, 0.8, 3, 'letters');
+-- one SQLSTATE per kind of mistake, with or without verification: a query
+-- of the wrong shape 42804, a distance out of range 22003, a repeated id 21000
+\set VERBOSITY sqlstate
+SELECT * FROM simhash_pairs('SELECT id, fp FROM sim_chain', 3, 0.8);
+SELECT * FROM simhash_clusters('SELECT id FROM sim_chain', 3);
+SELECT * FROM simhash_dedup('CREATE TABLE nothing (a integer)', 3, 0.8);
+SELECT * FROM simhash_dedup('CREATE TABLE nothing (a integer)', 3);
+SELECT * FROM simhash_nearest('SELECT id FROM sim_chain', '0000000000000000');
+SELECT * FROM simhash_pairs('SELECT id, fp, body FROM sim_chain', 65, 0.8);
+SELECT * FROM simhash_pairs('SELECT id, fp FROM sim_chain', 65);
+SELECT * FROM simhash_clusters('SELECT 1, fp, body FROM sim_chain', 3, 0.8);
+SELECT * FROM simhash_clusters('SELECT 1, fp FROM sim_chain', 3);
+\set VERBOSITY terse
 -- the verification step on its own: queries of the wrong shape
 SELECT * FROM shingle_verify_pairs('SELECT 1, 2', 'SELECT 1::bigint, ''a''::text', 0.5);
 SELECT * FROM shingle_verify_pairs('SELECT 1::bigint, 2::bigint, 3', 'SELECT 1, ''a''::text', 0.5);

@@ -981,6 +981,23 @@ first_null(ArrayType *arr, int n)
 	return 0;
 }
 
+/* a feature array: one dimension, no nulls */
+static void
+check_features(ArrayType *arr, int n)
+{
+	int			i;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
+	if ((i = first_null(arr, n)) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("feature array must not contain nulls"),
+				 errdetail("Element %d is null.", i)));
+}
+
 static void
 check_weight(double w)
 {
@@ -999,15 +1016,7 @@ features_votes(ArrayType *arr, SimhashAcc *acc, SimhashAcc *low)
 	GivenBatch	batch;
 	int			i;
 
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
-	if ((i = first_null(arr, n)) > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("feature array must not contain nulls"),
-				 errdetail("Element %d is null.", i)));
+	check_features(arr, n);
 	given_init(&batch, p, acc, low);
 	/* the elements in place (text: varlena, int alignment) */
 	for (i = 0; i < n; i++)
@@ -1060,15 +1069,7 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 	int			i;
 	SimhashAcc	acc;
 
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature array must have one dimension, not %d", ARR_NDIM(arr))));
-	if ((i = first_null(arr, n)) > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("feature array must not contain nulls"),
-				 errdetail("Element %d is null.", i)));
+	check_features(arr, n);
 	if (ARR_NDIM(warr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),

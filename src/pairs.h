@@ -117,6 +117,7 @@ typedef struct PairsState
 	bool		ids_ascending;	/* so far, hence distinct */
 	bool		checking_ids;
 	bool		collapse;		/* identical fingerprints are to be collapsed */
+	bool		with_body;		/* the query has a third column, the body */
 	bool		collapsing;
 	bool		collapsed;		/* rows are distinct fingerprints */
 	hyperLogLogState distinct;	/* of the fingerprints, when collapsing */
@@ -206,7 +207,8 @@ extern void pairs_read_query(PairsState *st, const char *query);
 extern void pairs_collapse(PairsState *st);
 
 /* pairs_engine.c */
-extern void pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse);
+extern void pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
+						bool with_body);
 extern void pairs_end(PairsState *st);
 extern void pairs_enumerate(PairsState *st, PairsCallback emit, void *arg);
 extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);

@@ -326,11 +326,13 @@ pairs_id_map(PairsState *st, const char *name, Size entrysize)
 /* ---- entry and exit ---- */
 
 /*
- * runs the query, checks the ids, collapses identical fingerprints when asked
- * and plans the tables
+ * runs the query (argument 0, with a body column when with_body), checks the
+ * ids, collapses identical fingerprints when asked and plans the tables for
+ * the distance of argument 1
  */
 void
-pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse)
+pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
+			bool with_body)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		k = PG_GETARG_INT32(1);
@@ -341,6 +343,7 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	memset(st, 0, sizeof(PairsState));
 	st->fname = fname;
 	st->collapse = collapse;
+	st->with_body = with_body;
 	st->fn_oid = fcinfo->flinfo->fn_oid;
 	st->max_distance = k;
 	st->owner = CurrentResourceOwner;

@@ -25,27 +25,36 @@
 
 /* ---- reading the query ---- */
 
+/* the shape of the query: an integer id, a simhash, and the body when verified */
 static void
 pairs_check_columns(PairsState *st, TupleDesc desc)
 {
 	Oid			simhash_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 											   CStringGetDatum("simhash"),
 											   ObjectIdGetDatum(get_func_namespace(st->fn_oid)));
+	int			natts = st->with_body ? 3 : 2;
+	const char *shape = st->with_body ?
+		"query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
+		"query must return two columns: a bigint id and a simhash";
+	const char *write_it = st->with_body ?
+		"Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
+		"Write the query as SELECT id, fingerprint FROM ...";
 	Oid			fp_type;
+	Oid			body_type;
 
-	if (desc->natts != 2)
+	if (desc->natts != natts)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errmsg("%s", shape),
 				 errdetail_plural("The query returns %d column.",
 								  "The query returns %d columns.",
 								  desc->natts, desc->natts),
-				 errhint("Write the query as SELECT id, fingerprint FROM ...")));
+				 errhint("%s", write_it)));
 	st->id_type = getBaseType(TupleDescAttr(desc, 0)->atttypid);
 	if (st->id_type != INT8OID && st->id_type != INT4OID && st->id_type != INT2OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errmsg("%s", shape),
 				 errdetail("The first column has type %s.",
 						   format_type_be(TupleDescAttr(desc, 0)->atttypid)),
 				 errhint("The id may be bigint, integer or smallint. For another key, number the rows (row_number() OVER (ORDER BY key)) and join the numbers back to the keys.")));
@@ -53,12 +62,22 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 	if (fp_type != simhash_type)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("query must return two columns: a bigint id and a simhash"),
+				 errmsg("%s", shape),
 				 errdetail("The second column has type %s.",
 						   format_type_be(TupleDescAttr(desc, 1)->atttypid)),
 				 TypeCategory(fp_type) == TYPCATEGORY_STRING ?
 				 errhint("Fingerprint the text in the query: SELECT id, simhash(body) FROM ...") :
 				 errhint("Cast the fingerprint to simhash, for example fp::simhash.")));
+	if (!st->with_body)
+		return;
+	body_type = getBaseType(TupleDescAttr(desc, 2)->atttypid);
+	if (body_type != INT8ARRAYOID && TypeCategory(body_type) != TYPCATEGORY_STRING)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s", shape),
+				 errdetail("The third column has type %s.",
+						   format_type_be(TupleDescAttr(desc, 2)->atttypid)),
+				 errhint("%s", write_it)));
 }
 
 static void
@@ -162,10 +181,14 @@ pairs_read_query(PairsState *st, const char *query)
 		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
 	if (!SPI_is_cursor_plan(plan))
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("query must return two columns: a bigint id and a simhash"),
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s", st->with_body ?
+								 "query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
+								 "query must return two columns: a bigint id and a simhash"),
 				 errdetail("The query does not return rows."),
-				 errhint("Write the query as SELECT id, fingerprint FROM ...")));
+				 errhint("%s", st->with_body ?
+						 "Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
+						 "Write the query as SELECT id, fingerprint FROM ...")));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 	pairs_check_columns(st, portal->tupDesc);
 

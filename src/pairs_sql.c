@@ -5,14 +5,23 @@
  *	  of rows within k bits), simhash_clusters() (the connected components of
  *	  those pairs) and simhash_dedup() (keep the smallest id, drop later rows
  *	  within k bits of a kept one).
+ *
+ * Each has a verified form (a min_similarity, and a body as the query's third
+ * column): the pairs within k bits are candidates, and only those whose
+ * bodies have a shingle similarity of at least min_similarity (verify.c)
+ * count as pairs; the clusters and the kept rows are then made of those, by
+ * the same code.  A verified form does not collapse identical fingerprints,
+ * since their bodies may differ.
  */
 #include "pairs.h"
+#include "verify.h"
 
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/tuplesort.h"
 
 /* ---- simhash_pairs ---- */
@@ -30,16 +39,62 @@ pairs_put_pair(int64 id_a, int64 id_b, int distance, void *arg)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/*
+ * The verification of a verified form (arguments 2, 3 and 4: min_similarity,
+ * shingle, units), or NULL; checked before the query runs.
+ */
+static VerifyState *
+pairs_verification(FunctionCallInfo fcinfo, bool verified)
+{
+	if (!verified)
+		return NULL;
+	return verify_begin(PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3), PG_GETARG_TEXT_PP(4));
+}
+
+/*
+ * Every pair within k bits to emit(id_a, id_b, distance, arg); verified (vs),
+ * every such pair whose bodies are similar enough to vemit, with their
+ * similarity.
+ */
+static void
+pairs_run(PairsState *st, VerifyState *vs, FunctionCallInfo fcinfo,
+		  PairsCallback emit, VerifyPairFn vemit, void *arg)
+{
+	if (vs == NULL)
+	{
+		pairs_enumerate(st, emit, arg);
+		return;
+	}
+	pairs_enumerate(st, verify_add_pair, vs);
+	verify_read_rows(vs, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	verify_for_each(vs, vemit, arg);
+	verify_end(vs);
+}
+
+static Datum
+pairs_function(FunctionCallInfo fcinfo, bool verified)
+{
+	VerifyState *vs = pairs_verification(fcinfo, verified);
+	PairsState	st;
+
+	pairs_begin(&st, fcinfo, "simhash_pairs", false, verified);
+	pairs_run(&st, vs, fcinfo, pairs_put_pair, verify_put_pair, fcinfo->resultinfo);
+	pairs_end(&st);
+	return (Datum) 0;
+}
+
 PG_FUNCTION_INFO_V1(simhash_pairs);
 Datum
 simhash_pairs(PG_FUNCTION_ARGS)
 {
-	PairsState	st;
+	return pairs_function(fcinfo, false);
+}
 
-	pairs_begin(&st, fcinfo, "simhash_pairs", false);
-	pairs_enumerate(&st, pairs_put_pair, fcinfo->resultinfo);
-	pairs_end(&st);
-	return (Datum) 0;
+PG_FUNCTION_INFO_V1(simhash_pairs_verified);
+Datum
+simhash_pairs_verified(PG_FUNCTION_ARGS)
+{
+	return pairs_function(fcinfo, true);
 }
 
 /*
@@ -119,21 +174,41 @@ cluster_put_row(int64 id, int64 rep, void *arg)
 	tuplestore_putvalues(cs->rsinfo->setResult, cs->rsinfo->setDesc, values, nulls);
 }
 
+static void
+cluster_union_verified(int64 id_a, int64 id_b, int distance, double similarity, void *arg)
+{
+	cluster_union(id_a, id_b, distance, arg);
+}
+
+static Datum
+clusters_function(FunctionCallInfo fcinfo, bool verified)
+{
+	VerifyState *vs = pairs_verification(fcinfo, verified);
+	PairsState	st;
+	ClustersState cs;
+
+	pairs_begin(&st, fcinfo, "simhash_clusters", !verified, verified);
+	cs.st = &st;
+	cs.nodes = pairs_id_map(&st, "simhash_clusters nodes", sizeof(ClusterNode));
+	cs.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	pairs_run(&st, vs, fcinfo, cluster_union, cluster_union_verified, &cs);
+	pairs_for_each_row(&st, cluster_put_row, &cs);
+	pairs_end(&st);
+	return (Datum) 0;
+}
+
 PG_FUNCTION_INFO_V1(simhash_clusters);
 Datum
 simhash_clusters(PG_FUNCTION_ARGS)
 {
-	PairsState	st;
-	ClustersState cs;
+	return clusters_function(fcinfo, false);
+}
 
-	pairs_begin(&st, fcinfo, "simhash_clusters", true);
-	cs.st = &st;
-	cs.nodes = pairs_id_map(&st, "simhash_clusters nodes", sizeof(ClusterNode));
-	cs.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	pairs_enumerate(&st, cluster_union, &cs);
-	pairs_for_each_row(&st, cluster_put_row, &cs);
-	pairs_end(&st);
-	return (Datum) 0;
+PG_FUNCTION_INFO_V1(simhash_clusters_verified);
+Datum
+simhash_clusters_verified(PG_FUNCTION_ARGS)
+{
+	return clusters_function(fcinfo, true);
 }
 
 /*
@@ -218,10 +293,16 @@ dedup_put_row(int64 id, int64 rep, void *arg)
 	tuplestore_putvalues(ds->rsinfo->setResult, ds->rsinfo->setDesc, values, nulls);
 }
 
-PG_FUNCTION_INFO_V1(simhash_dedup);
-Datum
-simhash_dedup(PG_FUNCTION_ARGS)
+static void
+dedup_put_pair_verified(int64 id_a, int64 id_b, int distance, double similarity, void *arg)
 {
+	dedup_put_pair(id_a, id_b, distance, arg);
+}
+
+static Datum
+dedup_function(FunctionCallInfo fcinfo, bool verified)
+{
+	VerifyState *vs = pairs_verification(fcinfo, verified);
 	PairsState	st;
 	DedupState	ds;
 	TupleDesc	desc;
@@ -231,7 +312,7 @@ simhash_dedup(PG_FUNCTION_ARGS)
 	bool		nulls_first[2] = {false, false};
 	MemoryContext old;
 
-	pairs_begin(&st, fcinfo, "simhash_dedup", true);
+	pairs_begin(&st, fcinfo, "simhash_dedup", !verified, verified);
 
 	old = MemoryContextSwitchTo(st.cxt);
 	desc = CreateTemplateTupleDesc(2);
@@ -245,10 +326,24 @@ simhash_dedup(PG_FUNCTION_ARGS)
 	ds.dropped = pairs_id_map(&st, "simhash_dedup dropped ids", sizeof(DedupEntry));
 	ds.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	pairs_enumerate(&st, dedup_put_pair, &ds);
+	pairs_run(&st, vs, fcinfo, dedup_put_pair, dedup_put_pair_verified, &ds);
 	dedup_decide(&ds);
 	pairs_for_each_row(&st, dedup_put_row, &ds);
 	ExecDropSingleTupleTableSlot(ds.slot);
 	pairs_end(&st);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(simhash_dedup);
+Datum
+simhash_dedup(PG_FUNCTION_ARGS)
+{
+	return dedup_function(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(simhash_dedup_verified);
+Datum
+simhash_dedup_verified(PG_FUNCTION_ARGS)
+{
+	return dedup_function(fcinfo, true);
 }

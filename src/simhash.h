@@ -1,8 +1,9 @@
 /*
  * simhash.h
  *	  The simhash type: a 64-bit fingerprint passed by value, its Datum
- *	  conversions and the Hamming distance between two.  The one header
- *	  installed with the extension, for C code that uses the type.
+ *	  conversions and the Hamming distance between two.  Installed with the
+ *	  extension (HEADERS), for C code that uses the type; everything else of
+ *	  the extension is internal.
  */
 #ifndef SIMHASH_H
 #define SIMHASH_H

@@ -1,20 +1,21 @@
 /*
  * verify.c
- *	  shingle_verify_pairs(): the verification step of the verified
- *	  whole-table functions (simhash_pairs, simhash_clusters and simhash_dedup
- *	  with a min_similarity), which consumes candidate pairs through a query.
+ *	  The verification step of verified near-duplicates: candidate pairs
+ *	  (from the pairs engine, or from a query for shingle_verify_pairs()) are
+ *	  kept when the Jaccard similarity of their bodies' shingle sets is at
+ *	  least min_similarity.
  *
- * It reads the candidate pairs (id_a, id_b, distance) of one query, then the
- * rows (id, body) of another, and tokenizes only the bodies of ids that are
- * in a candidate pair, each once, into its sorted shingle set
- * (jaccard.c); a body of type bigint[] is such a set already, stored.  The sets go to a temporary file as they are made, so
- * memory holds only the candidate pairs (20 bytes each) and a hash table of
- * their ids (about 40 bytes each); then every candidate pair reads its two
- * sets back and keeps the pair when their Jaccard similarity is at least
- * min_similarity.  The text is thus read once and each candidate document
- * tokenized once, whatever the number of pairs it is in.
+ * The candidate pairs are collected first, then the rows (id, body) of a
+ * query are read, and only the bodies of ids that are in a candidate pair are
+ * tokenized, each once, into its sorted shingle set (jaccard.c); a body of
+ * type bigint[] is such a set already, stored.  The sets go to a temporary
+ * file as they are made, so memory holds only the candidate pairs (20 bytes
+ * each) and a hash table of their ids (about 40 bytes each); then every
+ * candidate pair reads its two sets back.  The text is thus read once and
+ * each candidate document tokenized once, whatever the number of pairs it is
+ * in.
  */
-#include "shingle.h"
+#include "verify.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -47,7 +48,7 @@ typedef struct VerifyDoc
 	Size		count;
 } VerifyDoc;
 
-typedef struct VerifyState
+struct VerifyState
 {
 	MemoryContext cxt;
 	VerifyPair *pairs;
@@ -56,9 +57,14 @@ typedef struct VerifyState
 	HTAB	   *docs;
 	BufFile    *file;
 	Size		max_count;		/* the largest set */
-} VerifyState;
+	double		min_similarity;
+	Shingling	sh;
+};
 
-/* types: the column types, InvalidOid for the text or bigint[] body */
+/*
+ * Opens the query in a cursor and checks that it returns natts columns; with
+ * types, also their types (InvalidOid for the text or bigint[] body).
+ */
 static Portal
 verify_open(const char *query, int natts, const Oid *types, const char *shape)
 {
@@ -80,7 +86,7 @@ verify_open(const char *query, int natts, const Oid *types, const char *shape)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("query must return %s", shape)));
-	for (i = 0; i < natts; i++)
+	for (i = 0; types != NULL && i < natts; i++)
 	{
 		Oid			type = getBaseType(TupleDescAttr(desc, i)->atttypid);
 
@@ -96,6 +102,67 @@ verify_open(const char *query, int natts, const Oid *types, const char *shape)
 	return portal;
 }
 
+typedef void (*VerifyRowFn) (VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg);
+
+/* hands every row of the cursor to fn, then closes it */
+static void
+verify_fetch(VerifyState *vs, Portal portal, VerifyRowFn fn, const void *arg)
+{
+	for (;;)
+	{
+		uint64		i;
+
+		SPI_cursor_fetch(portal, true, VERIFY_FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		for (i = 0; i < SPI_processed; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			fn(vs, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, arg);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+}
+
+VerifyState *
+verify_begin(double min_similarity, int32 n, text *units)
+{
+	Shingling	sh = shingle_get_shingling(n, units);
+	MemoryContext cxt;
+	MemoryContext old;
+	VerifyState *vs;
+	HASHCTL		ctl;
+
+	if (!(min_similarity >= 0.0 && min_similarity <= 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("min_similarity must be between 0 and 1, not %g", min_similarity)));
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash verification", ALLOCSET_DEFAULT_SIZES);
+	vs = MemoryContextAllocZero(cxt, sizeof(VerifyState));
+	vs->cxt = cxt;
+	vs->min_similarity = min_similarity;
+	vs->sh = sh;
+	vs->pairs_len = 1024;
+	vs->pairs = MemoryContextAllocHuge(cxt, vs->pairs_len * sizeof(VerifyPair));
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(VerifyDoc);
+	ctl.hcxt = cxt;
+	vs->docs = hash_create("simhash verification ids", 1024, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	old = MemoryContextSwitchTo(cxt);
+	vs->file = BufFileCreateTemp(false);
+	MemoryContextSwitchTo(old);
+	return vs;
+}
+
+void
+verify_end(VerifyState *vs)
+{
+	BufFileClose(vs->file);
+	MemoryContextDelete(vs->cxt);
+}
+
 static void
 verify_add_id(VerifyState *vs, int64 id)
 {
@@ -106,118 +173,137 @@ verify_add_id(VerifyState *vs, int64 id)
 		doc->stored = false;
 }
 
-/* the candidate pairs, and the ids they hold */
-static void
-verify_read_pairs(VerifyState *vs, const char *query)
+/* a candidate pair (a PairsCallback, arg the VerifyState) */
+void
+verify_add_pair(int64 id_a, int64 id_b, int distance, void *arg)
 {
-	Oid			types[3] = {INT8OID, INT8OID, INT4OID};
-	Portal		portal = verify_open(query, 3, types,
-									 "three columns: id_a bigint, id_b bigint, distance integer");
+	VerifyState *vs = (VerifyState *) arg;
+	VerifyPair *p;
 
-	for (;;)
+	if (vs->npairs == vs->pairs_len)
 	{
-		uint64		i;
-
-		SPI_cursor_fetch(portal, true, VERIFY_FETCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-		for (i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tuple = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		null_a,
-						null_b,
-						null_d;
-			VerifyPair *p;
-
-			CHECK_FOR_INTERRUPTS();
-			if (vs->npairs == vs->pairs_len)
-			{
-				vs->pairs_len *= 2;
-				vs->pairs = repalloc_huge(vs->pairs, vs->pairs_len * sizeof(VerifyPair));
-			}
-			p = &vs->pairs[vs->npairs];
-			p->id_a = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &null_a));
-			p->id_b = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &null_b));
-			p->distance = DatumGetInt32(SPI_getbinval(tuple, desc, 3, &null_d));
-			if (null_a || null_b || null_d)
-				continue;
-			vs->npairs++;
-			verify_add_id(vs, p->id_a);
-			verify_add_id(vs, p->id_b);
-		}
-		SPI_freetuptable(SPI_tuptable);
+		vs->pairs_len *= 2;
+		vs->pairs = repalloc_huge(vs->pairs, vs->pairs_len * sizeof(VerifyPair));
 	}
-	SPI_cursor_close(portal);
+	p = &vs->pairs[vs->npairs++];
+	p->id_a = id_a;
+	p->id_b = id_b;
+	p->distance = distance;
+	verify_add_id(vs, id_a);
+	verify_add_id(vs, id_b);
 }
 
-/* the shingle set of every candidate document, once, to the file */
 static void
-verify_read_docs(VerifyState *vs, const char *query, const Shingling *sh)
+verify_pair_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg)
 {
-	Oid			types[2] = {INT8OID, InvalidOid};
-	Portal		portal = verify_open(query, 2, types,
-									 "two columns: id bigint, and a body text or shingle set bigint[]");
-	bool		stored_sets = getBaseType(TupleDescAttr(portal->tupDesc, 1)->atttypid) == INT8ARRAYOID;
+	bool		null_a;
+	bool		null_b;
+	bool		null_d;
+	int64		id_a = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &null_a));
+	int64		id_b = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &null_b));
+	int32		distance = DatumGetInt32(SPI_getbinval(tuple, desc, 3, &null_d));
 
-	for (;;)
+	if (!null_a && !null_b && !null_d)
+		verify_add_pair(id_a, id_b, distance, vs);
+}
+
+/* where the id and the body are in a row, and which rows count */
+typedef struct VerifyColumns
+{
+	int			id;
+	Oid			id_type;		/* bigint, integer or smallint */
+	int			fp;				/* rows with a NULL here are not read; 0: none */
+	int			body;
+	bool		stored_sets;	/* the body is a bigint[] shingle set */
+} VerifyColumns;
+
+/* the shingle set of a candidate document, once, to the file */
+static void
+verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg)
+{
+	const VerifyColumns *cols = (const VerifyColumns *) arg;
+	bool		isnull;
+	Datum		id_datum = SPI_getbinval(tuple, desc, cols->id, &isnull);
+	int64		id;
+	Datum		body;
+	VerifyDoc  *doc;
+	int64	   *set;
+	MemoryContext old;
+
+	if (isnull)
+		return;
+	if (cols->fp != 0)
 	{
-		uint64		i;
-
-		SPI_cursor_fetch(portal, true, VERIFY_FETCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-		for (i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tuple = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		isnull;
-			int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-			Datum		body;
-			VerifyDoc  *doc;
-			text	   *t;
-			int64	   *set;
-			MemoryContext old;
-
-			CHECK_FOR_INTERRUPTS();
-			if (isnull)
-				continue;
-			doc = hash_search(vs->docs, &id, HASH_FIND, NULL);
-			if (doc == NULL || doc->stored)
-				continue;
-			body = SPI_getbinval(tuple, desc, 2, &isnull);
-			if (isnull)
-				continue;
-			old = MemoryContextSwitchTo(vs->cxt);
-			if (stored_sets)
-			{
-				ArrayType  *arr = DatumGetArrayTypeP(body);
-				char		what[64];
-
-				snprintf(what, sizeof(what), "the body of id " INT64_FORMAT, id);
-				set = shingle_set_elements(arr, &doc->count, what);
-				BufFileTell(vs->file, &doc->fileno, &doc->offset);
-				BufFileWrite(vs->file, set, doc->count * sizeof(int64));
-				if ((Pointer) arr != DatumGetPointer(body))
-					pfree(arr);
-			}
-			else
-			{
-				t = DatumGetTextPP(body);
-				set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), sh, &doc->count);
-				BufFileTell(vs->file, &doc->fileno, &doc->offset);
-				BufFileWrite(vs->file, set, doc->count * sizeof(int64));
-				pfree(set);
-				if ((Pointer) t != DatumGetPointer(body))
-					pfree(t);
-			}
-			doc->stored = true;
-			vs->max_count = Max(vs->max_count, doc->count);
-			MemoryContextSwitchTo(old);
-		}
-		SPI_freetuptable(SPI_tuptable);
+		SPI_getbinval(tuple, desc, cols->fp, &isnull);
+		if (isnull)
+			return;
 	}
-	SPI_cursor_close(portal);
+	id = cols->id_type == INT8OID ? DatumGetInt64(id_datum) :
+		cols->id_type == INT4OID ? DatumGetInt32(id_datum) : DatumGetInt16(id_datum);
+	doc = hash_search(vs->docs, &id, HASH_FIND, NULL);
+	if (doc == NULL || doc->stored)
+		return;
+	body = SPI_getbinval(tuple, desc, cols->body, &isnull);
+	if (isnull)
+		return;
+	old = MemoryContextSwitchTo(vs->cxt);
+	if (cols->stored_sets)
+	{
+		ArrayType  *arr = DatumGetArrayTypeP(body);
+		char		what[64];
+
+		snprintf(what, sizeof(what), "the body of id " INT64_FORMAT, id);
+		set = shingle_set_elements(arr, &doc->count, what);
+		BufFileTell(vs->file, &doc->fileno, &doc->offset);
+		BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+		if ((Pointer) arr != DatumGetPointer(body))
+			pfree(arr);
+	}
+	else
+	{
+		text	   *t = DatumGetTextPP(body);
+
+		set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &vs->sh, &doc->count);
+		BufFileTell(vs->file, &doc->fileno, &doc->offset);
+		BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+		pfree(set);
+		if ((Pointer) t != DatumGetPointer(body))
+			pfree(t);
+	}
+	doc->stored = true;
+	vs->max_count = Max(vs->max_count, doc->count);
+	MemoryContextSwitchTo(old);
+}
+
+/* reads the bodies of the query's rows whose ids are in candidate pairs */
+static void
+verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *types,
+				   const char *shape, VerifyColumns *cols)
+{
+	Portal		portal;
+	TupleDesc	desc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	portal = verify_open(query, natts, types, shape);
+	desc = portal->tupDesc;
+	cols->id_type = getBaseType(TupleDescAttr(desc, cols->id - 1)->atttypid);
+	cols->stored_sets = getBaseType(TupleDescAttr(desc, cols->body - 1)->atttypid) == INT8ARRAYOID;
+	verify_fetch(vs, portal, verify_doc_row, cols);
+	SPI_finish();
+}
+
+/*
+ * The bodies of the verified whole-table functions, from their query (id,
+ * simhash, body), whose shape the pairs engine checked when it read it.
+ */
+void
+verify_read_rows(VerifyState *vs, const char *query)
+{
+	VerifyColumns cols = {.id = 1,.fp = 2,.body = 3};
+
+	verify_read_bodies(vs, query, 3, NULL,
+					   "three columns: a bigint id, a simhash, and a text or a shingle set", &cols);
 }
 
 static void
@@ -235,78 +321,70 @@ verify_load(VerifyState *vs, const VerifyDoc *doc, int64 *buf)
 				 errmsg("could not read from shingle set temporary file: %m")));
 }
 
+/* calls fn for every candidate pair whose similarity is at least min_similarity */
+void
+verify_for_each(VerifyState *vs, VerifyPairFn fn, void *arg)
+{
+	int64	   *set_a = MemoryContextAllocHuge(vs->cxt, Max(vs->max_count, 1) * sizeof(int64));
+	int64	   *set_b = MemoryContextAllocHuge(vs->cxt, Max(vs->max_count, 1) * sizeof(int64));
+	int64		i;
+
+	for (i = 0; i < vs->npairs; i++)
+	{
+		VerifyPair *p = &vs->pairs[i];
+		VerifyDoc  *a = hash_search(vs->docs, &p->id_a, HASH_FIND, NULL);
+		VerifyDoc  *b = hash_search(vs->docs, &p->id_b, HASH_FIND, NULL);
+		double		similarity;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!a->stored || !b->stored)
+			continue;
+		verify_load(vs, a, set_a);
+		verify_load(vs, b, set_b);
+		similarity = shingle_sorted_jaccard(set_a, a->count, set_b, b->count);
+		if (similarity >= vs->min_similarity)
+			fn(p->id_a, p->id_b, p->distance, similarity, arg);
+	}
+	pfree(set_a);
+	pfree(set_b);
+}
+
+/* a verified pair as a row of a result (arg: the ReturnSetInfo) */
+void
+verify_put_pair(int64 id_a, int64 id_b, int distance, double similarity, void *arg)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	values[0] = Int64GetDatum(id_a);
+	values[1] = Int64GetDatum(id_b);
+	values[2] = Int32GetDatum(distance);
+	values[3] = Float8GetDatum(similarity);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 PG_FUNCTION_INFO_V1(shingle_verify_pairs);
 Datum
 shingle_verify_pairs(PG_FUNCTION_ARGS)
 {
 	char	   *pairs_query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	char	   *docs_query = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	double		min_similarity = PG_GETARG_FLOAT8(2);
-	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(3), PG_GETARG_TEXT_PP(4));
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	VerifyState vs;
-	HASHCTL		ctl;
-	int64	   *set_a;
-	int64	   *set_b;
-	int64		i;
+	VerifyState *vs = verify_begin(PG_GETARG_FLOAT8(2), PG_GETARG_INT32(3), PG_GETARG_TEXT_PP(4));
+	Oid			pair_types[3] = {INT8OID, INT8OID, INT4OID};
+	Oid			doc_types[2] = {INT8OID, InvalidOid};
+	VerifyColumns cols = {.id = 1,.body = 2};
 
-	if (!(min_similarity >= 0.0 && min_similarity <= 1.0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("min_similarity must be between 0 and 1, not %g", min_similarity)));
 	InitMaterializedSRF(fcinfo, 0);
-
-	memset(&vs, 0, sizeof(vs));
-	vs.cxt = AllocSetContextCreate(CurrentMemoryContext, "shingle_verify_pairs",
-								   ALLOCSET_DEFAULT_SIZES);
-	vs.pairs_len = 1024;
-	vs.pairs = MemoryContextAllocHuge(vs.cxt, vs.pairs_len * sizeof(VerifyPair));
-	ctl.keysize = sizeof(int64);
-	ctl.entrysize = sizeof(VerifyDoc);
-	ctl.hcxt = vs.cxt;
-	vs.docs = hash_create("shingle_verify_pairs ids", 1024, &ctl,
-						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	{
-		MemoryContext old = MemoryContextSwitchTo(vs.cxt);
-
-		vs.file = BufFileCreateTemp(false);
-		MemoryContextSwitchTo(old);
-	}
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	verify_read_pairs(&vs, pairs_query);
-	verify_read_docs(&vs, docs_query, &sh);
+	verify_fetch(vs, verify_open(pairs_query, 3, pair_types,
+								 "three columns: id_a bigint, id_b bigint, distance integer"),
+				 verify_pair_row, NULL);
 	SPI_finish();
-
-	set_a = MemoryContextAllocHuge(vs.cxt, Max(vs.max_count, 1) * sizeof(int64));
-	set_b = MemoryContextAllocHuge(vs.cxt, Max(vs.max_count, 1) * sizeof(int64));
-	for (i = 0; i < vs.npairs; i++)
-	{
-		VerifyPair *p = &vs.pairs[i];
-		VerifyDoc  *a = hash_search(vs.docs, &p->id_a, HASH_FIND, NULL);
-		VerifyDoc  *b = hash_search(vs.docs, &p->id_b, HASH_FIND, NULL);
-		double		similarity;
-
-		CHECK_FOR_INTERRUPTS();
-		if (!a->stored || !b->stored)
-			continue;
-		verify_load(&vs, a, set_a);
-		verify_load(&vs, b, set_b);
-		similarity = shingle_sorted_jaccard(set_a, a->count, set_b, b->count);
-		if (similarity >= min_similarity)
-		{
-			Datum		values[4];
-			bool		nulls[4] = {false, false, false, false};
-
-			values[0] = Int64GetDatum(p->id_a);
-			values[1] = Int64GetDatum(p->id_b);
-			values[2] = Int32GetDatum(p->distance);
-			values[3] = Float8GetDatum(similarity);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-	}
-	BufFileClose(vs.file);
-	MemoryContextDelete(vs.cxt);
+	verify_read_bodies(vs, docs_query, 2, doc_types,
+					   "two columns: id bigint, and a body text or shingle set bigint[]", &cols);
+	verify_for_each(vs, verify_put_pair, fcinfo->resultinfo);
+	verify_end(vs);
 	return (Datum) 0;
 }

@@ -1,0 +1,24 @@
+/*
+ * verify.h
+ *	  The verification step of verified near-duplicates (verify.c): candidate
+ *	  pairs kept when the shingle sets of their bodies are similar enough.
+ */
+#ifndef SIMHASH_VERIFY_H
+#define SIMHASH_VERIFY_H
+
+#include "shingle.h"
+
+typedef struct VerifyState VerifyState;
+
+/* a verified pair: a candidate and the Jaccard similarity of its two bodies */
+typedef void (*VerifyPairFn) (int64 id_a, int64 id_b, int distance, double similarity, void *arg);
+
+/* checks min_similarity (0..1) and the shingling (n, units) */
+extern VerifyState *verify_begin(double min_similarity, int32 n, text *units);
+extern void verify_add_pair(int64 id_a, int64 id_b, int distance, void *arg);
+extern void verify_read_rows(VerifyState *vs, const char *query);
+extern void verify_for_each(VerifyState *vs, VerifyPairFn fn, void *arg);
+extern void verify_put_pair(int64 id_a, int64 id_b, int distance, double similarity, void *arg);
+extern void verify_end(VerifyState *vs);
+
+#endif							/* SIMHASH_VERIFY_H */
