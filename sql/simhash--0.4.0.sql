@@ -1,0 +1,966 @@
+/* simhash 0.4.0: the whole extension, for CREATE EXTENSION simhash */
+
+\echo Use "CREATE EXTENSION simhash" to load this file. \quit
+
+-- A fresh installation of 0.4.0.  An installation of an earlier version
+-- reaches the same objects through simhash--0.1.0.sql and the update scripts
+-- after it; the regression test upgrade compares the two object by object.
+-- An object added to simhash--0.3.0--0.4.0.sql is added here too, in the
+-- same section, with the same definition and comment.
+
+-- ---------------------------------------------------------------------------
+-- the type
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash;
+
+CREATE FUNCTION simhash_in(cstring) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_out(simhash) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_recv(internal) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_send(simhash) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash (
+	INPUT = simhash_in,
+	OUTPUT = simhash_out,
+	RECEIVE = simhash_recv,
+	SEND = simhash_send,
+	INTERNALLENGTH = 8,
+	PASSEDBYVALUE,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+
+COMMENT ON TYPE simhash IS '64-bit SimHash fingerprint, written as 16 hexadecimal digits';
+COMMENT ON FUNCTION simhash_in(cstring) IS 'reads a simhash from 16 hexadecimal digits';
+COMMENT ON FUNCTION simhash_out(simhash) IS 'writes a simhash as 16 lower-case hexadecimal digits';
+COMMENT ON FUNCTION simhash_recv(internal) IS 'reads a simhash in binary form (8 bytes, big-endian)';
+COMMENT ON FUNCTION simhash_send(simhash) IS 'writes a simhash in binary form (8 bytes, big-endian)';
+
+-- ---------------------------------------------------------------------------
+-- casts: all explicit and bit-for-bit
+-- ---------------------------------------------------------------------------
+
+CREATE CAST (bigint AS simhash) WITHOUT FUNCTION;
+CREATE CAST (simhash AS bigint) WITHOUT FUNCTION;
+
+CREATE FUNCTION simhash_to_bit(simhash, integer, boolean) RETURNS bit
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_from_bit(bit) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_from_bit(varbit) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_to_bytea(simhash) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_from_bytea(bytea) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE CAST (simhash AS bit) WITH FUNCTION simhash_to_bit(simhash, integer, boolean);
+CREATE CAST (bit AS simhash) WITH FUNCTION simhash_from_bit(bit);
+CREATE CAST (varbit AS simhash) WITH FUNCTION simhash_from_bit(varbit);
+CREATE CAST (simhash AS bytea) WITH FUNCTION simhash_to_bytea(simhash);
+CREATE CAST (bytea AS simhash) WITH FUNCTION simhash_from_bytea(bytea);
+
+COMMENT ON FUNCTION simhash_to_bit(simhash, integer, boolean) IS 'cast simhash to bit(64), most significant bit first';
+COMMENT ON FUNCTION simhash_from_bit(bit) IS 'cast bit(64) to simhash; other lengths are an error';
+COMMENT ON FUNCTION simhash_from_bit(varbit) IS 'cast a 64-bit varbit to simhash; other lengths are an error';
+COMMENT ON FUNCTION simhash_to_bytea(simhash) IS 'cast simhash to 8 bytes, big-endian';
+COMMENT ON FUNCTION simhash_from_bytea(bytea) IS 'cast 8 big-endian bytes to simhash; other lengths are an error';
+
+-- ---------------------------------------------------------------------------
+-- comparison: unsigned order of the 64-bit value (= order of the hex text)
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_eq(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_ne(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_lt(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_le(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_gt(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_ge(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_cmp(simhash, simhash) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_hash(simhash) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_hash_extended(simhash, bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR = (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_eq,
+	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR <> (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_ne,
+	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_lt,
+	COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_le,
+	COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_gt,
+	COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_ge,
+	COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+CREATE OPERATOR CLASS simhash_btree_ops
+	DEFAULT FOR TYPE simhash USING btree AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 simhash_cmp(simhash, simhash);
+
+CREATE OPERATOR CLASS simhash_hash_ops
+	DEFAULT FOR TYPE simhash USING hash AS
+	OPERATOR 1 =,
+	FUNCTION 1 simhash_hash(simhash),
+	FUNCTION 2 simhash_hash_extended(simhash, bigint);
+
+COMMENT ON FUNCTION simhash_eq(simhash, simhash) IS 'implementation of = for simhash';
+COMMENT ON FUNCTION simhash_ne(simhash, simhash) IS 'implementation of <> for simhash';
+COMMENT ON FUNCTION simhash_lt(simhash, simhash) IS 'implementation of < for simhash (unsigned order)';
+COMMENT ON FUNCTION simhash_le(simhash, simhash) IS 'implementation of <= for simhash (unsigned order)';
+COMMENT ON FUNCTION simhash_gt(simhash, simhash) IS 'implementation of > for simhash (unsigned order)';
+COMMENT ON FUNCTION simhash_ge(simhash, simhash) IS 'implementation of >= for simhash (unsigned order)';
+COMMENT ON FUNCTION simhash_cmp(simhash, simhash) IS 'btree comparison support for simhash';
+COMMENT ON FUNCTION simhash_hash(simhash) IS 'hash support for simhash';
+COMMENT ON FUNCTION simhash_hash_extended(simhash, bigint) IS 'seeded 64-bit hash support for simhash';
+COMMENT ON OPERATOR = (simhash, simhash) IS 'equal';
+COMMENT ON OPERATOR <> (simhash, simhash) IS 'not equal';
+COMMENT ON OPERATOR < (simhash, simhash) IS 'less than (unsigned order)';
+COMMENT ON OPERATOR <= (simhash, simhash) IS 'less than or equal (unsigned order)';
+COMMENT ON OPERATOR > (simhash, simhash) IS 'greater than (unsigned order)';
+COMMENT ON OPERATOR >= (simhash, simhash) IS 'greater than or equal (unsigned order)';
+COMMENT ON OPERATOR CLASS simhash_btree_ops USING btree IS 'default btree operator class for simhash';
+COMMENT ON OPERATOR CLASS simhash_hash_ops USING hash IS 'default hash operator class for simhash';
+
+-- ---------------------------------------------------------------------------
+-- the distance
+-- ---------------------------------------------------------------------------
+
+-- A domain over integer: it behaves as an integer everywhere (arithmetic,
+-- aggregates, drivers see int4), and gives the extension its own comparison
+-- operators, which can rewrite "fp <~> q <= k" into an indexable predicate.
+CREATE DOMAIN simhash_distance AS integer;
+COMMENT ON DOMAIN simhash_distance IS 'a Hamming distance between two simhash values (0..64); an integer';
+
+CREATE FUNCTION hamming_distance(simhash, simhash) RETURNS simhash_distance
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION hamming_distance(simhash, simhash) IS 'number of bits in which two fingerprints differ (0..64)';
+
+CREATE OPERATOR <~> (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = hamming_distance,
+	COMMUTATOR = <~>);
+COMMENT ON OPERATOR <~> (simhash, simhash) IS 'Hamming distance';
+
+-- ---------------------------------------------------------------------------
+-- fingerprints
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash(body text, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
+	RETURNS simhash AS 'MODULE_PATHNAME', 'simhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text, integer, text) IS
+	'fingerprint of a text: NFKC, lower case, words and CJK bigrams, shingles of "shingle" tokens (default 3), weighting tf, binary or sublinear (default)';
+
+-- varchar columns need their own entry: without it, simhash(varchar_column)
+-- would be read as a cast to the simhash type
+CREATE FUNCTION simhash(body varchar, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
+	RETURNS simhash AS 'MODULE_PATHNAME', 'simhash_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(varchar, integer, text) IS 'fingerprint of a varchar; same as simhash(text)';
+
+CREATE FUNCTION simhash_ngram(body text, n integer DEFAULT 3, weighting text DEFAULT 'tf')
+	RETURNS simhash AS 'MODULE_PATHNAME', 'simhash_ngram'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ngram(text, integer, text) IS
+	'fingerprint of a text from its character n-grams (NFKC, lower case, letters and digits)';
+
+CREATE FUNCTION simhash(tsvector) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_tsvector'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(tsvector) IS 'fingerprint of a tsvector: lexemes are features, weight = number of positions (1 if stripped)';
+
+CREATE FUNCTION simhash(features text[]) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_features'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text[]) IS 'fingerprint of a list of features, each element one feature of weight 1 (repeats add up)';
+
+CREATE FUNCTION simhash(features text[], weights float8[]) RETURNS simhash
+	AS 'MODULE_PATHNAME', 'simhash_weighted_features'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text[], float8[]) IS 'fingerprint of features with explicit weights';
+
+CREATE FUNCTION simhash_agg_transfn(internal, text, float8) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_combinefn(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_serialfn(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_deserialfn(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_finalfn(internal) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE simhash_agg(feature text, weight float8) (
+	SFUNC = simhash_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = simhash_agg_finalfn,
+	COMBINEFUNC = simhash_agg_combinefn,
+	SERIALFUNC = simhash_agg_serialfn,
+	DESERIALFUNC = simhash_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+COMMENT ON FUNCTION simhash_agg_transfn(internal, text, float8) IS 'simhash_agg transition function';
+COMMENT ON FUNCTION simhash_agg_combinefn(internal, internal) IS 'simhash_agg combine function';
+COMMENT ON FUNCTION simhash_agg_serialfn(internal) IS 'simhash_agg serialization function';
+COMMENT ON FUNCTION simhash_agg_deserialfn(bytea, internal) IS 'simhash_agg deserialization function';
+COMMENT ON FUNCTION simhash_agg_finalfn(internal) IS 'simhash_agg final function';
+COMMENT ON AGGREGATE simhash_agg(text, float8) IS 'fingerprint of the features of a group of rows, one feature and weight per row (NULLs skipped)';
+COMMENT ON OPERATOR FAMILY simhash_btree_ops USING btree IS 'btree operator family for simhash';
+COMMENT ON OPERATOR FAMILY simhash_hash_ops USING hash IS 'hash operator family for simhash';
+
+-- ---------------------------------------------------------------------------
+-- simhash_ball: every fingerprint within radius bits of a center
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash_ball;
+
+CREATE FUNCTION simhash_ball_in(cstring) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_out(simhash_ball) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- binary I/O (COPY BINARY, binary protocol, Citus)
+CREATE FUNCTION simhash_ball_recv(internal) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_send(simhash_ball) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash_ball (
+	INPUT = simhash_ball_in,
+	OUTPUT = simhash_ball_out,
+	RECEIVE = simhash_ball_recv,
+	SEND = simhash_ball_send,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash_ball IS 'all fingerprints within a Hamming radius of a center, written (center,radius)';
+COMMENT ON FUNCTION simhash_ball_in(cstring) IS 'reads a simhash_ball written (center,radius), radius -1 (empty) to 64';
+COMMENT ON FUNCTION simhash_ball_out(simhash_ball) IS 'writes a simhash_ball as (center,radius)';
+COMMENT ON FUNCTION simhash_ball_recv(internal) IS 'reads a simhash_ball in binary form (center 8 bytes, radius 4 bytes, big-endian)';
+COMMENT ON FUNCTION simhash_ball_send(simhash_ball) IS 'writes a simhash_ball in binary form (center 8 bytes, radius 4 bytes, big-endian)';
+
+CREATE FUNCTION simhash_ball(center simhash, radius integer) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball(simhash, integer) IS 'the ball of fingerprints within radius bits of center (radius clamped to -1..64; -1 is empty)';
+CREATE FUNCTION simhash_ball_center(simhash_ball) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball_center(simhash_ball) IS 'center of a simhash_ball';
+CREATE FUNCTION simhash_ball_radius(simhash_ball) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball_radius(simhash_ball) IS 'radius of a simhash_ball';
+
+-- ---------------------------------------------------------------------------
+-- estimators and planner support
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_ball_sel(internal, oid, internal, integer) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_joinsel(internal, oid, internal, smallint, internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'simhash_ball_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_similar_sel(internal, oid, internal, integer) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_similar_joinsel(internal, oid, internal, smallint, internal) RETURNS float8
+	AS 'MODULE_PATHNAME', 'simhash_similar_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_within_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+CREATE FUNCTION simhash_distance_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION simhash_ball_sel(internal, oid, internal, integer) IS 'restriction selectivity of <@ and @>';
+COMMENT ON FUNCTION simhash_ball_joinsel(internal, oid, internal, smallint, internal) IS 'join selectivity of <@ and @>';
+COMMENT ON FUNCTION simhash_similar_sel(internal, oid, internal, integer) IS 'restriction selectivity of %';
+COMMENT ON FUNCTION simhash_similar_joinsel(internal, oid, internal, smallint, internal) IS 'join selectivity of %';
+COMMENT ON FUNCTION simhash_within_support(internal) IS 'planner support of simhash_within: index condition and selectivity';
+COMMENT ON FUNCTION simhash_distance_support(internal) IS 'planner support of distance comparisons: rewrites a <~> b <= k into simhash_within(a, b, k)';
+
+-- ---------------------------------------------------------------------------
+-- predicates
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_in_ball(simhash, simhash_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash_ball_contains(simhash_ball, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_in_ball(simhash, simhash_ball) IS 'implementation of <@: is the fingerprint in the ball';
+COMMENT ON FUNCTION simhash_ball_contains(simhash_ball, simhash) IS 'implementation of @>: does the ball contain the fingerprint';
+
+CREATE OPERATOR <@ (LEFTARG = simhash, RIGHTARG = simhash_ball, FUNCTION = simhash_in_ball,
+	COMMUTATOR = @>, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+CREATE OPERATOR @> (LEFTARG = simhash_ball, RIGHTARG = simhash, FUNCTION = simhash_ball_contains,
+	COMMUTATOR = <@, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+COMMENT ON OPERATOR <@ (simhash, simhash_ball) IS 'is within the ball (indexable)';
+COMMENT ON OPERATOR @> (simhash_ball, simhash) IS 'ball contains the fingerprint (indexable)';
+
+CREATE FUNCTION simhash_within(a simhash, b simhash, max_distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash_within(simhash, simhash, integer) IS 'true when a and b differ in at most max_distance bits (indexable on a or b)';
+
+CREATE FUNCTION simhash_at_distance(a simhash, b simhash, distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash_at_distance(simhash, simhash, integer) IS 'true when a and b differ in exactly distance bits (indexable on a or b)';
+
+-- the pg_trgm-style boolean operator, thresholded by simhash.max_distance
+CREATE FUNCTION simhash_similar(simhash, simhash) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_similar(simhash, simhash) IS 'implementation of %: distance <= simhash.max_distance';
+CREATE OPERATOR % (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = simhash_similar,
+	COMMUTATOR = %, RESTRICT = simhash_similar_sel, JOIN = simhash_similar_joinsel);
+COMMENT ON OPERATOR % (simhash, simhash) IS 'near-duplicates: distance <= simhash.max_distance (indexable)';
+
+-- comparisons of a distance with an integer: the planner support rewrites
+-- "a <~> b <= k" into simhash_within(a, b, k), which an index can answer
+CREATE FUNCTION simhash_distance_lt(simhash_distance, integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_le(simhash_distance, integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_eq(simhash_distance, integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_gt(integer, simhash_distance) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_ge(integer, simhash_distance) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+CREATE FUNCTION simhash_distance_eq(integer, simhash_distance) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
+COMMENT ON FUNCTION simhash_distance_lt(simhash_distance, integer) IS 'distance < integer (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_le(simhash_distance, integer) IS 'distance <= integer (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_eq(simhash_distance, integer) IS 'distance = integer (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_gt(integer, simhash_distance) IS 'integer > distance (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_ge(integer, simhash_distance) IS 'integer >= distance (rewritten for indexes)';
+COMMENT ON FUNCTION simhash_distance_eq(integer, simhash_distance) IS 'integer = distance (rewritten for indexes)';
+
+CREATE OPERATOR < (LEFTARG = simhash_distance, RIGHTARG = integer, FUNCTION = simhash_distance_lt,
+	COMMUTATOR = >, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = simhash_distance, RIGHTARG = integer, FUNCTION = simhash_distance_le,
+	COMMUTATOR = >=, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = simhash_distance, RIGHTARG = integer, FUNCTION = simhash_distance_eq,
+	COMMUTATOR = =, RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = simhash_distance, FUNCTION = simhash_distance_gt,
+	COMMUTATOR = <, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = simhash_distance, FUNCTION = simhash_distance_ge,
+	COMMUTATOR = <=, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = simhash_distance, FUNCTION = simhash_distance_eq,
+	COMMUTATOR = =, RESTRICT = eqsel, JOIN = eqjoinsel);
+COMMENT ON OPERATOR < (simhash_distance, integer) IS 'less than; "a <~> b < k" can use a simhash_ops index';
+COMMENT ON OPERATOR <= (simhash_distance, integer) IS 'less than or equal; "a <~> b <= k" can use a simhash_ops index';
+COMMENT ON OPERATOR = (simhash_distance, integer) IS 'equal; "a <~> b = k" can use a simhash_ops index';
+COMMENT ON OPERATOR > (integer, simhash_distance) IS 'greater than; "k > a <~> b" can use a simhash_ops index';
+COMMENT ON OPERATOR >= (integer, simhash_distance) IS 'greater than or equal; "k >= a <~> b" can use a simhash_ops index';
+COMMENT ON OPERATOR = (integer, simhash_distance) IS 'equal; "k = a <~> b" can use a simhash_ops index';
+
+-- ---------------------------------------------------------------------------
+-- blocks (Manku et al.): block 1 holds the most significant bits
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_block(fp simhash, block integer, nblocks integer) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block(simhash, integer, integer) IS 'value of block number block (1..nblocks) when the 64 bits are split into nblocks blocks';
+CREATE FUNCTION simhash_blocks(fp simhash, nblocks integer) RETURNS bigint[]
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_blocks(simhash, integer) IS 'values of all nblocks blocks, most significant first';
+CREATE FUNCTION simhash_block_bits(block integer, nblocks integer) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block_bits(integer, integer) IS 'width in bits of block number block of nblocks (the first 64 % nblocks blocks are one bit wider)';
+
+-- ---------------------------------------------------------------------------
+-- the GIN operator class
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_gin_extract_value(simhash, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_extract_query(simhash, internal, smallint, internal, internal, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_consistent(internal, smallint, simhash, integer, internal, internal, internal, internal) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_triconsistent(internal, smallint, simhash, integer, internal, internal, internal) RETURNS "char"
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gin_options(internal) RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_extract_value(simhash, internal, internal) IS 'GIN support: one key per block';
+COMMENT ON FUNCTION simhash_gin_extract_query(simhash, internal, smallint, internal, internal, internal, internal) IS 'GIN support: the probes of a query';
+COMMENT ON FUNCTION simhash_gin_consistent(internal, smallint, simhash, integer, internal, internal, internal, internal) IS 'GIN support: distance bound of a candidate';
+COMMENT ON FUNCTION simhash_gin_triconsistent(internal, smallint, simhash, integer, internal, internal, internal) IS 'GIN support: ternary distance bound of a candidate';
+COMMENT ON FUNCTION simhash_gin_options(internal) IS 'GIN support: the blocks option';
+
+CREATE OPERATOR CLASS simhash_ops
+	DEFAULT FOR TYPE simhash USING gin AS
+	OPERATOR 1 <@ (simhash, simhash_ball),
+	OPERATOR 2 % (simhash, simhash),
+	OPERATOR 3 = (simhash, simhash),
+	FUNCTION 1 btint8cmp(bigint, bigint),
+	FUNCTION 2 simhash_gin_extract_value(simhash, internal, internal),
+	FUNCTION 3 simhash_gin_extract_query(simhash, internal, smallint, internal, internal, internal, internal),
+	FUNCTION 4 simhash_gin_consistent(internal, smallint, simhash, integer, internal, internal, internal, internal),
+	FUNCTION 6 simhash_gin_triconsistent(internal, smallint, simhash, integer, internal, internal, internal),
+	FUNCTION 7 simhash_gin_options(internal),
+	STORAGE bigint;
+COMMENT ON OPERATOR CLASS simhash_ops USING gin IS 'exact Hamming-radius search: fp <~> q <= k, fp <@ simhash_ball(q, k), fp % q';
+COMMENT ON OPERATOR FAMILY simhash_ops USING gin IS 'GIN operator family for exact Hamming-radius search';
+
+-- ---------------------------------------------------------------------------
+-- nearest first: the distance as a plain integer, for ORDER BY through GiST
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION hamming_distance_integer(simhash, simhash) RETURNS integer
+	AS 'MODULE_PATHNAME', 'hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION hamming_distance_integer(simhash, simhash) IS 'Hamming distance as a plain integer (the ordering operator <->)';
+CREATE OPERATOR <-> (LEFTARG = simhash, RIGHTARG = simhash, FUNCTION = hamming_distance_integer,
+	COMMUTATOR = <->);
+COMMENT ON OPERATOR <-> (simhash, simhash) IS 'Hamming distance as integer; ORDER BY fp <-> q (and fp <~> q) can use a simhash_gist_ops index';
+
+-- "a <~> b" is planned as "a <-> b" seen as a simhash_distance, so that
+-- ORDER BY a <~> b matches the GiST ordering operator
+CREATE FUNCTION simhash_hamming_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+COMMENT ON FUNCTION simhash_hamming_support(internal) IS 'planner support of hamming_distance: plans a <~> b as a <-> b for nearest-first index scans';
+ALTER FUNCTION hamming_distance(simhash, simhash) SUPPORT simhash_hamming_support;
+
+-- ---------------------------------------------------------------------------
+-- the GiST operator class: nearest first
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash_gist_key;
+CREATE FUNCTION simhash_gist_key_in(cstring) RETURNS simhash_gist_key
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_key_out(simhash_gist_key) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE simhash_gist_key (
+	INPUT = simhash_gist_key_in,
+	OUTPUT = simhash_gist_key_out,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash_gist_key IS 'GiST-internal summary of fingerprints: the AND and the OR of their bits';
+COMMENT ON FUNCTION simhash_gist_key_in(cstring) IS 'simhash_gist_key has no input form';
+COMMENT ON FUNCTION simhash_gist_key_out(simhash_gist_key) IS 'writes a simhash_gist_key';
+
+CREATE FUNCTION simhash_gist_consistent(internal, simhash, smallint, oid, internal) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_union(internal, internal) RETURNS simhash_gist_key
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_compress(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_penalty(internal, internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_picksplit(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_same(simhash_gist_key, simhash_gist_key, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_distance(internal, simhash, smallint, oid, internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_fetch(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_gist_sortsupport(internal) RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gist_consistent(internal, simhash, smallint, oid, internal) IS 'GiST support: can the subtree hold a match';
+COMMENT ON FUNCTION simhash_gist_union(internal, internal) IS 'GiST support: summary of a set of keys';
+COMMENT ON FUNCTION simhash_gist_compress(internal) IS 'GiST support: a fingerprint as a leaf key';
+COMMENT ON FUNCTION simhash_gist_penalty(internal, internal, internal) IS 'GiST support: bits no longer shared after an insertion';
+COMMENT ON FUNCTION simhash_gist_picksplit(internal, internal) IS 'GiST support: split a page on its most balanced bit';
+COMMENT ON FUNCTION simhash_gist_same(simhash_gist_key, simhash_gist_key, internal) IS 'GiST support: key equality';
+COMMENT ON FUNCTION simhash_gist_distance(internal, simhash, smallint, oid, internal) IS 'GiST support: distance lower bound, exact at leaves';
+COMMENT ON FUNCTION simhash_gist_fetch(internal) IS 'GiST support: the fingerprint of a leaf key (index-only scans)';
+COMMENT ON FUNCTION simhash_gist_sortsupport(internal) IS 'GiST support: sort order for sorted index builds';
+
+CREATE OPERATOR CLASS simhash_gist_ops
+	DEFAULT FOR TYPE simhash USING gist AS
+	OPERATOR 3 = (simhash, simhash),
+	OPERATOR 4 <-> (simhash, simhash) FOR ORDER BY pg_catalog.integer_ops,
+	FUNCTION 1 simhash_gist_consistent(internal, simhash, smallint, oid, internal),
+	FUNCTION 2 simhash_gist_union(internal, internal),
+	FUNCTION 3 simhash_gist_compress(internal),
+	FUNCTION 5 simhash_gist_penalty(internal, internal, internal),
+	FUNCTION 6 simhash_gist_picksplit(internal, internal),
+	FUNCTION 7 simhash_gist_same(simhash_gist_key, simhash_gist_key, internal),
+	FUNCTION 8 simhash_gist_distance(internal, simhash, smallint, oid, internal),
+	FUNCTION 9 simhash_gist_fetch(internal),
+	STORAGE simhash_gist_key;
+COMMENT ON OPERATOR CLASS simhash_gist_ops USING gist IS 'nearest first: ORDER BY fp <~> q LIMIT n (radius searches belong to the GIN simhash_ops)';
+COMMENT ON OPERATOR FAMILY simhash_gist_ops USING gist IS 'GiST operator family for simhash';
+
+-- sorted GiST builds need PostgreSQL 14
+DO $$
+BEGIN
+	IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 OPERATOR(pg_catalog.>=) 140000 THEN
+		ALTER OPERATOR FAMILY simhash_gist_ops USING gist
+			ADD FUNCTION 11 (simhash) simhash_gist_sortsupport(internal);
+	END IF;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- pairs, clusters and de-duplication over the rows of a query
+--
+-- Each function runs query, which must return two columns: an id (bigint,
+-- integer or smallint) and a simhash, for example
+--   SELECT * FROM simhash_pairs('SELECT id, fp FROM docs', 3);
+-- Rows whose fingerprint is NULL are skipped.  A NULL id is an error (22004),
+-- and so is an id that appears twice among the other rows (23505).
+--
+-- The pairs are found exactly (no pair is ever missed) with the permuted
+-- tables of Manku et al. (2007): the 64 bits are cut into b blocks, and for
+-- each choice of b - max_distance blocks the rows are sorted by those blocks;
+-- only rows with equal blocks are compared.  b is chosen by a cost model for
+-- the number of rows and max_distance.
+--
+-- Memory: 32 bytes a row (16 of row, 16 of sort scratch) within work_mem.
+-- When the rows do not fit, they go to a temporary file, and each table
+-- splits them by a hash of its key into partitions that fit, sorted one at a
+-- time; a pass over the file writes up to work_mem / 32kB partitions to
+-- temporary files of their own.  Memory exceeds work_mem only when more rows
+-- share one key than fit in it: many copies of one fingerprint, or a
+-- max_distance so large (about 16 and more) that every pair is compared, in
+-- one partition.  simhash_clusters and simhash_dedup also keep a hash table
+-- of the ids that appear in pairs.
+-- Runs that last more than 10 s report their progress in a NOTICE every 10 s.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_pairs(query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_pairs(text, integer) IS
+	'every pair of rows of query (SELECT id, simhash) within max_distance bits (0..64), once, with id_a < id_b; NULL fingerprints are skipped; a NULL or repeated id is an error; exact, spills to a temporary file beyond work_mem';
+
+CREATE FUNCTION simhash_clusters(query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id bigint, cluster_id bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_clusters(text, integer) IS
+	'every id of query (SELECT id, simhash) once, with the smallest id of its connected component of simhash_pairs(query, max_distance); NULL fingerprints are skipped; a NULL or repeated id is an error';
+
+CREATE FUNCTION simhash_dedup(query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id bigint, duplicate_of bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_dedup(text, integer) IS
+	'every id of query (SELECT id, simhash) once: in ascending id order, a row is dropped when within max_distance bits of an already kept row (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped; a NULL or repeated id is an error';
+
+-- ---------------------------------------------------------------------------
+-- hardening (input hygiene, trust, memory bounds)
+-- ---------------------------------------------------------------------------
+
+-- A function that embeds a user's query as a subquery (simhash_nearest)
+-- embeds this form of it, so that the query may end with semicolons, white
+-- space and comments, as a query typed at psql does.
+CREATE FUNCTION simhash_subquery(query text) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_subquery(text) IS
+	'query made fit to embed as a subquery: trailing semicolons and the white space and comments after them removed (read by the server''s lexer), and a newline appended so that a trailing -- comment ends; STABLE: the lexer follows standard_conforming_strings';
+
+-- ---------------------------------------------------------------------------
+-- the Hamming index access method
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION hamming_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+COMMENT ON FUNCTION hamming_handler(internal) IS 'handler of the hamming index access method';
+
+CREATE ACCESS METHOD hamming TYPE INDEX HANDLER hamming_handler;
+COMMENT ON ACCESS METHOD hamming IS 'packed fingerprints scanned by popcount: exact Hamming-radius search for every radius, and nearest first';
+
+CREATE OPERATOR CLASS simhash_hamming_ops
+	DEFAULT FOR TYPE simhash USING hamming AS
+	OPERATOR 1 <@ (simhash, simhash_ball),
+	OPERATOR 2 % (simhash, simhash),
+	OPERATOR 3 = (simhash, simhash),
+	OPERATOR 4 <-> (simhash, simhash) FOR ORDER BY pg_catalog.integer_ops;
+COMMENT ON OPERATOR CLASS simhash_hamming_ops USING hamming IS 'exact Hamming-radius search for every k (fp <~> q <= k, fp <@ simhash_ball(q, k), fp % q, fp = q) and ORDER BY fp <~> q, nearest first';
+COMMENT ON OPERATOR FAMILY simhash_hamming_ops USING hamming IS 'hamming operator family for simhash';
+
+
+-- ---------------------------------------------------------------------------
+-- verified near-duplicates (shingle similarity)
+-- ---------------------------------------------------------------------------
+
+-- The exact Jaccard similarity of shingle sets, with the shingles of
+-- simhash(text, n): candidates come from the fingerprints (an index, or
+-- simhash_pairs), and only candidates are checked.  The COST makes the
+-- planner evaluate it after every cheaper condition (the Hamming distance).
+CREATE FUNCTION shingle_similarity(a text, b text, n integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS float8
+	AS 'MODULE_PATHNAME', 'shingle_similarity'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION shingle_similarity(text, text, integer, text) IS
+	'Jaccard similarity (0..1) of the sets of shingles of n units (default 3) of two texts, normalized as by simhash(); units: words (regex \w+ words and CJK characters, the default) or characters (letters, digits and CJK characters); 1 for two texts without shingles';
+CREATE FUNCTION shingle_set(body text, n integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS bigint[]
+	AS 'MODULE_PATHNAME', 'shingle_set'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 500;
+COMMENT ON FUNCTION shingle_set(text, integer, text) IS
+	'the shingles of shingle_similarity(body, ..., n, units) as a set: their 64-bit hashes, distinct and ascending; to store and compare with shingle_similarity(bigint[], bigint[])';
+CREATE FUNCTION shingle_similarity(a bigint[], b bigint[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'shingle_set_similarity'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 20;
+COMMENT ON FUNCTION shingle_similarity(bigint[], bigint[]) IS
+	'Jaccard similarity of two shingle sets made by shingle_set(); equals shingle_similarity() of their texts';
+
+-- Whole tables: the query returns (id, fingerprint, body).  The pairs within
+-- max_distance bits are candidates; the rows are then read once more, each
+-- body that is in a candidate pair is tokenized once (its sorted shingle set
+-- goes to a temporary file), and a candidate counts when the Jaccard
+-- similarity of its two sets is >= min_similarity.  The body may also be a
+-- stored shingle_set() (bigint[]), used as it is.  Rows with a NULL
+-- fingerprint are skipped, rows with a NULL body are in no verified pair.
+-- The clusters and the kept rows are made of the verified pairs by the code
+-- of the two-argument forms.  shingle_verify_pairs() is the verification
+-- step alone, for candidate pairs from elsewhere.
+CREATE FUNCTION shingle_verify_pairs(pairs_query text, docs_query text, min_similarity float8,
+									 n integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
+	AS 'MODULE_PATHNAME', 'shingle_verify_pairs'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION shingle_verify_pairs(text, text, float8, integer, text) IS
+	'the candidate pairs of pairs_query (SELECT id_a bigint, id_b bigint, distance integer) whose bodies, from docs_query (SELECT id bigint, body text or shingle_set() bigint[]), have shingle_similarity >= min_similarity; each body is tokenized once';
+CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity float8,
+							  shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
+	AS 'MODULE_PATHNAME', 'simhash_pairs_verified'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_pairs(text, integer, float8, integer, text) IS
+	'verified pairs: every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity(body, body, shingle, units) is >= min_similarity, once, with id_a < id_b; each body is read once more and tokenized once; body may be a stored shingle_set() instead';
+CREATE FUNCTION simhash_clusters(query text, max_distance integer, min_similarity float8,
+								 shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id bigint, cluster_id bigint)
+	AS 'MODULE_PATHNAME', 'simhash_clusters_verified'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_clusters(text, integer, float8, integer, text) IS
+	'every id of query (SELECT id, simhash, body) once, with the smallest id of its connected component of the verified pairs simhash_pairs(query, max_distance, min_similarity, shingle, units); NULL fingerprints are skipped';
+CREATE FUNCTION simhash_dedup(query text, max_distance integer, min_similarity float8,
+							  shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id bigint, duplicate_of bigint)
+	AS 'MODULE_PATHNAME', 'simhash_dedup_verified'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
+	'every id of query (SELECT id, simhash, body) once: in ascending id order, a row is dropped when an already kept row is within max_distance bits and has shingle_similarity >= min_similarity with it (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped';
+
+
+-- ---------------------------------------------------------------------------
+-- scaling out (Citus)
+-- ---------------------------------------------------------------------------
+
+-- Manku et al.'s permuted tables as rows: a table of (tab, key, id, fp)
+-- distributed by key, joined with itself on (key, tab), finds every pair
+-- within max_distance bits on the nodes that hold the rows, each pair once.
+CREATE FUNCTION simhash_block_keys(fp simhash, max_distance integer, nblocks integer)
+	RETURNS TABLE (tab integer, key bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION simhash_block_keys(simhash, integer, integer) IS
+	'the key of fp in each of the C(nblocks, max_distance) permuted tables (tab numbered from 1): two fingerprints within max_distance bits have equal keys in at least one table';
+
+CREATE FUNCTION simhash_first_common_table(a simhash, b simhash, max_distance integer, nblocks integer)
+	RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_first_common_table(simhash, simhash, integer, integer) IS
+	'the first permuted table of simhash_block_keys(..., max_distance, nblocks) in which a and b have equal keys, or NULL: the table that emits the pair, so that a self-join on the keys gives each pair once';
+
+-- simhash_nearest: one query per radius (the n nearest within it, kept when
+-- there are n of them) instead of a count and a final query: on a distributed
+-- table every query is a round trip to every shard.  The user's query is
+-- wrapped as a subquery, in the form simhash_subquery() gives (a trailing
+-- semicolon or "-- comment" made the wrapper a syntax error).
+CREATE FUNCTION simhash_nearest(query text, target simhash, n integer DEFAULT 10)
+	RETURNS TABLE (id bigint, distance integer)
+	LANGUAGE plpgsql STABLE STRICT PARALLEL UNSAFE
+AS $$
+DECLARE
+	radius integer;
+	ids bigint[];
+	distances integer[];
+	shape_ok boolean;
+	body pg_catalog.text := @extschema@.simhash_subquery(query);
+	-- names are qualified: the caller's search_path must not change them
+	nearest pg_catalog.text := pg_catalog.format('SELECT pg_catalog.array_agg(s.id ORDER BY s.d, s.id), pg_catalog.array_agg(s.d ORDER BY s.d, s.id) '
+						   'FROM (SELECT s.id::bigint AS id, (s.fp OPERATOR(@extschema@.<~>) $1)::integer AS d '
+						   'FROM (%s) AS s(id, fp) WHERE s.fp OPERATOR(@extschema@.<~>) $1 OPERATOR(@extschema@.<=) $2 '
+						   'ORDER BY 2, 1 LIMIT $3) s',
+						   body);
+BEGIN
+	IF n < 0 THEN
+		RAISE EXCEPTION 'n must not be negative, not %', n USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- its shape: exactly two columns, an integer id and a simhash (errors of
+	-- the query itself come out of the first probe as they are)
+	BEGIN
+		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(c1, c2, c3) LIMIT 0', body);
+		shape_ok := false;			/* three or more columns */
+	EXCEPTION WHEN invalid_column_reference THEN
+		BEGIN
+			EXECUTE pg_catalog.format('SELECT s.c1::bigint, s.c2 OPERATOR(@extschema@.<~>) NULL::@extschema@.simhash '
+						   'FROM (%s) AS s(c1, c2) LIMIT 0', body);
+			shape_ok := true;
+		EXCEPTION WHEN invalid_column_reference OR undefined_function OR cannot_coerce THEN
+			shape_ok := false;
+		END;
+	END;
+	IF NOT shape_ok THEN
+		RAISE EXCEPTION 'query must return two columns: a bigint id and a simhash'
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'Write the query as SELECT id, fingerprint FROM ...';
+	END IF;
+	-- the n nearest all lie within the first radius that holds n rows
+	FOREACH radius IN ARRAY ARRAY[3, 6, 10, 16, 24, 64] LOOP
+		EXECUTE nearest INTO ids, distances USING target, radius, n;
+		IF radius = 64 OR coalesce(pg_catalog.cardinality(ids), 0) >= n THEN
+			RETURN QUERY SELECT u.id, u.d FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(distances)) AS u(id, d);
+			RETURN;
+		END IF;
+	END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
+	'deprecated: use ORDER BY fp <~> target LIMIT n with a hamming index. The n rows of query (SELECT id, simhash) nearest to target, nearest first (ties by id), exact: one query per radius of 3, 6, 10, 16, 24 and 64 bits, each answered by an index on the queried column; trailing semicolons and a trailing -- comment are allowed';
+
+
+-- ---------------------------------------------------------------------------
+-- fingerprint speed
+-- ---------------------------------------------------------------------------
+
+
+-- ---------------------------------------------------------------------------
+-- 128-bit fingerprints
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE simhash128;
+
+CREATE FUNCTION simhash128_in(cstring) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_out(simhash128) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_recv(internal) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_send(simhash128) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash128 (
+	INPUT = simhash128_in,
+	OUTPUT = simhash128_out,
+	RECEIVE = simhash128_recv,
+	SEND = simhash128_send,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+
+COMMENT ON TYPE simhash128 IS '128-bit SimHash fingerprint, written as 32 hexadecimal digits';
+COMMENT ON FUNCTION simhash128_in(cstring) IS 'reads a simhash128 from 32 hexadecimal digits';
+COMMENT ON FUNCTION simhash128_out(simhash128) IS 'writes a simhash128 as 32 lower-case hexadecimal digits';
+COMMENT ON FUNCTION simhash128_recv(internal) IS 'reads a simhash128 in binary form (16 bytes, big-endian)';
+COMMENT ON FUNCTION simhash128_send(simhash128) IS 'writes a simhash128 in binary form (16 bytes, big-endian)';
+
+-- casts: explicit and bit-for-bit, most significant first
+CREATE FUNCTION simhash128_to_bit(simhash128, integer, boolean) RETURNS bit
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_from_bit(bit) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_from_bit(varbit) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_to_bytea(simhash128) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_from_bytea(bytea) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE CAST (simhash128 AS bit) WITH FUNCTION simhash128_to_bit(simhash128, integer, boolean);
+CREATE CAST (bit AS simhash128) WITH FUNCTION simhash128_from_bit(bit);
+CREATE CAST (varbit AS simhash128) WITH FUNCTION simhash128_from_bit(varbit);
+CREATE CAST (simhash128 AS bytea) WITH FUNCTION simhash128_to_bytea(simhash128);
+CREATE CAST (bytea AS simhash128) WITH FUNCTION simhash128_from_bytea(bytea);
+
+COMMENT ON FUNCTION simhash128_to_bit(simhash128, integer, boolean) IS 'cast simhash128 to bit(128), most significant bit first';
+COMMENT ON FUNCTION simhash128_from_bit(bit) IS 'cast bit(128) to simhash128; other lengths are an error';
+COMMENT ON FUNCTION simhash128_from_bit(varbit) IS 'cast a 128-bit varbit to simhash128; other lengths are an error';
+COMMENT ON FUNCTION simhash128_to_bytea(simhash128) IS 'cast simhash128 to 16 bytes, big-endian';
+COMMENT ON FUNCTION simhash128_from_bytea(bytea) IS 'cast 16 big-endian bytes to simhash128; other lengths are an error';
+
+CREATE FUNCTION simhash128_high(simhash128) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_low(simhash128) RETURNS simhash
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_high(simhash128) IS 'the 64 most significant bits, as a simhash (for a fingerprint of text: simhash() of the same text and options)';
+COMMENT ON FUNCTION simhash128_low(simhash128) IS 'the 64 least significant bits, as a simhash';
+
+-- comparison: unsigned order of the 128-bit value (= order of the hex text)
+CREATE FUNCTION simhash128_eq(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_ne(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_lt(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_le(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_gt(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_ge(simhash128, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_cmp(simhash128, simhash128) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_hash(simhash128) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_hash_extended(simhash128, bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR = (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_eq,
+	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR <> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_ne,
+	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_lt,
+	COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_le,
+	COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_gt,
+	COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_ge,
+	COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+CREATE OPERATOR CLASS simhash128_btree_ops
+	DEFAULT FOR TYPE simhash128 USING btree AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 simhash128_cmp(simhash128, simhash128);
+
+CREATE OPERATOR CLASS simhash128_hash_ops
+	DEFAULT FOR TYPE simhash128 USING hash AS
+	OPERATOR 1 =,
+	FUNCTION 1 simhash128_hash(simhash128),
+	FUNCTION 2 simhash128_hash_extended(simhash128, bigint);
+
+COMMENT ON FUNCTION simhash128_eq(simhash128, simhash128) IS 'implementation of = for simhash128';
+COMMENT ON FUNCTION simhash128_ne(simhash128, simhash128) IS 'implementation of <> for simhash128';
+COMMENT ON FUNCTION simhash128_lt(simhash128, simhash128) IS 'implementation of < for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_le(simhash128, simhash128) IS 'implementation of <= for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_gt(simhash128, simhash128) IS 'implementation of > for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_ge(simhash128, simhash128) IS 'implementation of >= for simhash128 (unsigned order)';
+COMMENT ON FUNCTION simhash128_cmp(simhash128, simhash128) IS 'btree comparison support for simhash128';
+COMMENT ON FUNCTION simhash128_hash(simhash128) IS 'hash support for simhash128 (of its 16 big-endian bytes)';
+COMMENT ON FUNCTION simhash128_hash_extended(simhash128, bigint) IS 'seeded 64-bit hash support for simhash128';
+COMMENT ON OPERATOR = (simhash128, simhash128) IS 'equal';
+COMMENT ON OPERATOR <> (simhash128, simhash128) IS 'not equal';
+COMMENT ON OPERATOR < (simhash128, simhash128) IS 'less than (unsigned order)';
+COMMENT ON OPERATOR <= (simhash128, simhash128) IS 'less than or equal (unsigned order)';
+COMMENT ON OPERATOR > (simhash128, simhash128) IS 'greater than (unsigned order)';
+COMMENT ON OPERATOR >= (simhash128, simhash128) IS 'greater than or equal (unsigned order)';
+COMMENT ON OPERATOR CLASS simhash128_btree_ops USING btree IS 'default btree operator class for simhash128';
+COMMENT ON OPERATOR CLASS simhash128_hash_ops USING hash IS 'default hash operator class for simhash128';
+COMMENT ON OPERATOR FAMILY simhash128_btree_ops USING btree IS 'btree operator family for simhash128';
+COMMENT ON OPERATOR FAMILY simhash128_hash_ops USING hash IS 'hash operator family for simhash128';
+
+-- the distance: a simhash_distance (an integer, 0..128 here), so that the
+-- planner support of "a <~> b <= k" applies as for 64 bits
+CREATE FUNCTION simhash128_distance(simhash128, simhash128) RETURNS simhash_distance
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_distance(simhash128, simhash128) IS 'number of bits in which two 128-bit fingerprints differ (0..128)';
+CREATE OPERATOR <~> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_distance,
+	COMMUTATOR = <~>);
+COMMENT ON OPERATOR <~> (simhash128, simhash128) IS 'Hamming distance (0..128)';
+
+-- fingerprints: the same features, options and frozen definition as the
+-- 64-bit forms, in one pass over the input.  The high 64 bits are the 64-bit
+-- form's value; the low 64 bits are voted by each feature's second hash
+-- (XXH3-64, seed 128, of its first hash's 8 little-endian bytes).
+CREATE FUNCTION simhash128(body text, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
+	RETURNS simhash128 AS 'MODULE_PATHNAME', 'simhash128_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(text, integer, text) IS
+	'128-bit fingerprint of a text, with the tokens, shingles and weightings of simhash(text, shingle, weighting), whose value is its high half';
+-- varchar columns need their own entry: without it, simhash128(varchar_column)
+-- would be read as a cast to the simhash128 type
+CREATE FUNCTION simhash128(body varchar, shingle integer DEFAULT 3, weighting text DEFAULT 'sublinear')
+	RETURNS simhash128 AS 'MODULE_PATHNAME', 'simhash128_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(varchar, integer, text) IS '128-bit fingerprint of a varchar; same as simhash128(text)';
+CREATE FUNCTION simhash128_ngram(body text, n integer DEFAULT 3, weighting text DEFAULT 'tf')
+	RETURNS simhash128 AS 'MODULE_PATHNAME', 'simhash128_ngram'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ngram(text, integer, text) IS
+	'128-bit fingerprint of a text from its character n-grams, as simhash_ngram(text, n, weighting), whose value is its high half';
+CREATE FUNCTION simhash128(tsvector) RETURNS simhash128
+	AS 'MODULE_PATHNAME', 'simhash128_tsvector'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(tsvector) IS '128-bit fingerprint of a tsvector, as simhash(tsvector), whose value is its high half';
+CREATE FUNCTION simhash128(features text[]) RETURNS simhash128
+	AS 'MODULE_PATHNAME', 'simhash128_features'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128(text[]) IS '128-bit fingerprint of a list of features, as simhash(text[]), whose value is its high half';
+
+-- radius searches: simhash128_ball, <@ and @>, simhash128_within(); the
+-- planner support turns "a <~> b <= k" into simhash128_within(a, b, k) and
+-- that into the index condition "a <@ simhash128_ball(b, k)"
+CREATE TYPE simhash128_ball;
+CREATE FUNCTION simhash128_ball_in(cstring) RETURNS simhash128_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_ball_out(simhash128_ball) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_ball_recv(internal) RETURNS simhash128_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash128_ball_send(simhash128_ball) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE simhash128_ball (
+	INPUT = simhash128_ball_in,
+	OUTPUT = simhash128_ball_out,
+	RECEIVE = simhash128_ball_recv,
+	SEND = simhash128_ball_send,
+	INTERNALLENGTH = 24,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash128_ball IS 'all 128-bit fingerprints within a Hamming radius of a center, written (center,radius)';
+COMMENT ON FUNCTION simhash128_ball_in(cstring) IS 'reads a simhash128_ball written (center,radius)';
+COMMENT ON FUNCTION simhash128_ball_out(simhash128_ball) IS 'writes a simhash128_ball as (center,radius)';
+COMMENT ON FUNCTION simhash128_ball_recv(internal) IS 'reads a simhash128_ball in binary form (16-byte center, 4-byte radius, big-endian)';
+COMMENT ON FUNCTION simhash128_ball_send(simhash128_ball) IS 'writes a simhash128_ball in binary form (16-byte center, 4-byte radius, big-endian)';
+
+CREATE FUNCTION simhash128_ball(center simhash128, radius integer) RETURNS simhash128_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ball(simhash128, integer) IS 'the ball of 128-bit fingerprints within radius bits of center (radius clamped to -1..128; -1 is empty)';
+CREATE FUNCTION simhash128_ball_center(simhash128_ball) RETURNS simhash128
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ball_center(simhash128_ball) IS 'center of a simhash128_ball';
+CREATE FUNCTION simhash128_ball_radius(simhash128_ball) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash128_ball_radius(simhash128_ball) IS 'radius of a simhash128_ball';
+
+CREATE FUNCTION simhash128_in_ball(simhash128, simhash128_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION simhash128_ball_contains(simhash128_ball, simhash128) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_in_ball(simhash128, simhash128_ball) IS 'implementation of <@: is the fingerprint in the ball';
+COMMENT ON FUNCTION simhash128_ball_contains(simhash128_ball, simhash128) IS 'implementation of @>: does the ball contain the fingerprint';
+CREATE OPERATOR <@ (LEFTARG = simhash128, RIGHTARG = simhash128_ball, FUNCTION = simhash128_in_ball,
+	COMMUTATOR = @>, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+CREATE OPERATOR @> (LEFTARG = simhash128_ball, RIGHTARG = simhash128, FUNCTION = simhash128_ball_contains,
+	COMMUTATOR = <@, RESTRICT = simhash_ball_sel, JOIN = simhash_ball_joinsel);
+COMMENT ON OPERATOR <@ (simhash128, simhash128_ball) IS 'is within the ball (indexable)';
+COMMENT ON OPERATOR @> (simhash128_ball, simhash128) IS 'ball contains the fingerprint (indexable)';
+
+CREATE FUNCTION simhash128_within(a simhash128, b simhash128, max_distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash128_within(simhash128, simhash128, integer) IS 'true when a and b differ in at most max_distance bits (indexable on a or b)';
+CREATE FUNCTION simhash128_at_distance(a simhash128, b simhash128, distance integer) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash128_at_distance(simhash128, simhash128, integer) IS 'true when a and b differ in exactly distance bits (indexable on a or b)';
