@@ -152,6 +152,7 @@ DECLARE
 	too_many boolean := false;
 	id_type pg_catalog.regtype;
 	body_type pg_catalog.regtype;
+	ids bigint[];
 	null_id boolean;
 	dup_id bigint;
 	engine pg_catalog.text;
@@ -191,39 +192,38 @@ BEGIN
 
 	IF NOT ranked THEN
 		engine := query;
-		kept := '';
 	ELSE
-		-- the ids, checked as the engines check them: they read numbers instead
-		EXECUTE pg_catalog.format('SELECT s.id IS NULL, s.id::pg_catalog.int8 FROM (%s) AS s(%s, rank) '
-								  'GROUP BY s.id HAVING s.id IS NULL OR pg_catalog.count(s.fp) > 1 LIMIT 1', sub, cols)
-			INTO null_id, dup_id;
+		-- the ids in order, and checked as the engines check them: they read
+		-- the numbers of the rows instead
+		EXECUTE pg_catalog.format('SELECT pg_catalog.array_agg(s.id::pg_catalog.int8 ORDER BY s.rank, s.id) '
+								  'FILTER (WHERE s.fp IS NOT NULL), pg_catalog.bool_or(s.id IS NULL) '
+								  'FROM (%s) AS s(%s, rank)', sub, cols)
+			INTO ids, null_id;
 		IF null_id THEN
 			RAISE EXCEPTION 'query returned a NULL id' USING ERRCODE = 'null_value_not_allowed',
 				HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
-		ELSIF dup_id IS NOT NULL THEN
+		END IF;
+		SELECT pg_catalog.min(d.id) INTO dup_id
+		FROM (SELECT u.id FROM pg_catalog.unnest(ids) AS u(id)
+			  GROUP BY u.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) AS d;
+		IF dup_id IS NOT NULL THEN
 			RAISE EXCEPTION 'id % appears more than once in the query result', dup_id
 				USING ERRCODE = 'cardinality_violation',
 					  HINT = 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
 		END IF;
-		engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY s.rank, s.id), %s FROM (%s) AS s(%s, rank)',
-									data, sub, cols);
-		kept := pg_catalog.format('r AS (SELECT pg_catalog.row_number() OVER (ORDER BY s.rank, s.id) AS pos, '
-								  's.id::pg_catalog.int8 AS id FROM (%s) AS s(%s, rank)), ', sub, cols);
+		engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY s.rank, s.id), %s '
+									'FROM (%s) AS s(%s, rank) WHERE s.fp IS NOT NULL', data, sub, cols);
 	END IF;
-	-- e: every row with its kept row
-	kept := 'WITH ' || kept || 'e AS (' || CASE linkage
+	-- n: every row with its kept row
+	kept := 'WITH e AS (' || CASE linkage
 		WHEN 'single' THEN 'SELECT c.id, c.cluster_id AS kept FROM @extschema@.simhash_clusters' || args || ' AS c'
-		ELSE 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept FROM @extschema@.simhash_dedup' || args || ' AS d' END || ')';
-	IF ranked THEN
-		kept := kept || ', n AS (SELECT r.id, k.id AS kept FROM e JOIN r ON r.pos OPERATOR(pg_catalog.=) e.id '
-			'JOIN r AS k ON k.pos OPERATOR(pg_catalog.=) e.kept)';
-	ELSE
-		kept := kept || ', n AS (SELECT e.id, e.kept FROM e)';
-	END IF;
+		ELSE 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept FROM @extschema@.simhash_dedup' || args || ' AS d' END
+		|| '), n AS (' || CASE WHEN ranked THEN 'SELECT $6[e.id] AS id, $6[e.kept] AS kept FROM e'
+							   ELSE 'SELECT e.id, e.kept FROM e' END || ')';
 
 	IF NOT lineage THEN
 		RETURN QUERY EXECUTE kept || ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
-			USING engine, max_distance, min_similarity, shingle, units;
+			USING engine, max_distance, min_similarity, shingle, units, ids;
 		RETURN;
 	END IF;
 	IF verified THEN
@@ -242,7 +242,7 @@ BEGIN
 			 WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype
 				THEN '@extschema@.shingle_similarity(a.body, b.body)'
 			 ELSE '@extschema@.shingle_similarity(a.body::pg_catalog.text, b.body::pg_catalog.text, $4, $5)' END)
-		USING engine, max_distance, min_similarity, shingle, units;
+		USING engine, max_distance, min_similarity, shingle, units, ids;
 END
 $$;
 COMMENT ON FUNCTION simhash_linkage(text, integer, float8, text, integer, text, boolean) IS

@@ -7,15 +7,19 @@
 #   bits flipped) of 5,000 of them and of each other, planted clusters with
 #   chains; rank is random.  Each query runs in a fresh backend on one core
 #   (max_parallel_workers_per_gather = 0, jit = off, work_mem = 1GB, table
-#   prewarmed), three times; the median wall time (psql's \timing) is
-#   reported, with its ratio to simhash_clusters(query, 3):
+#   prewarmed), three times; the median CPU time of the backend (user +
+#   system, from log_statement_stats) is reported, with its ratio to
+#   simhash_clusters(query, 3) and to the same query with 'single' (the
+#   pairs engine is shared, so the ratio is what 'center' costs), and the
+#   median wall time (psql's \timing), which on a shared machine also
+#   measures the neighbours:
 #     - simhash_clusters(query, 3)            connected components (0.3.0)
 #     - simhash_clusters(query, 3, 'single')  the same through the linkage form
 #     - simhash_clusters(query, 3, 'center')  greedy centers in id order
 #     - the two with a rank column            (SELECT id, fp, rank FROM ...)
-#     - simhash_dedup(query, 3) and simhash_lineage(query, 3, 'center')
-#   Each query returns count(*) and count(DISTINCT cluster): the script
-#   prints them, so that the answers can be compared run to run.
+#     - simhash_dedup(query, 3): the engine of 'center' alone
+#     - simhash_lineage(query, 3, linkage) for both linkages
+#   Each query returns count(*) and the number of groups, printed beside.
 #
 # How to run (from the repository root, after make install):
 #   bash test/bench_linkage.sh [ROWS]      about 2 minutes at 1M on 2 cores
@@ -62,15 +66,18 @@ VACUUM ANALYZE t;
 SELECT pg_prewarm('t');
 EOF
 
-# query label: median of 3 runs, each in a fresh backend
-declare -A median answer
+# per query: median of 3 runs, each in a fresh backend, of the backend's CPU
+# time (user + system, log_statement_stats: the machine is shared, so wall
+# time would measure the neighbours) and of the wall time
+declare -A cpu wall answer
 queries=(
 	"clusters|SELECT count(*), count(DISTINCT cluster_id) FROM simhash_clusters('SELECT id, fp FROM t', 3)"
+	"dedup|SELECT count(*), count(DISTINCT coalesce(duplicate_of, id)) FROM simhash_dedup('SELECT id, fp FROM t', 3)"
 	"clusters single|SELECT count(*), count(DISTINCT cluster_id) FROM simhash_clusters('SELECT id, fp FROM t', 3, 'single')"
 	"clusters center|SELECT count(*), count(DISTINCT cluster_id) FROM simhash_clusters('SELECT id, fp FROM t', 3, 'center')"
 	"clusters single, rank|SELECT count(*), count(DISTINCT cluster_id) FROM simhash_clusters('SELECT id, fp, rank FROM t', 3, 'single')"
 	"clusters center, rank|SELECT count(*), count(DISTINCT cluster_id) FROM simhash_clusters('SELECT id, fp, rank FROM t', 3, 'center')"
-	"dedup|SELECT count(*), count(duplicate_of) FROM simhash_dedup('SELECT id, fp FROM t', 3)"
+	"lineage single|SELECT count(*), count(DISTINCT kept_id) FROM simhash_lineage('SELECT id, fp FROM t', 3, 'single')"
 	"lineage center|SELECT count(*), count(DISTINCT kept_id) FROM simhash_lineage('SELECT id, fp FROM t', 3, 'center')"
 )
 labels=()
@@ -78,25 +85,31 @@ for q in "${queries[@]}"; do
 	label=${q%%|*}
 	sql=${q#*|}
 	labels+=("$label")
-	times=()
+	cpus=()
+	walls=()
 	for run in 1 2 3; do
-		out=$(psql -X -q -A -t -c '\timing on' -c "$sql")
-		answer[$label]=$(echo "$out" | head -1)
-		times+=("$(echo "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')")
+		out=$(psql -X -q -A -t -c 'SET client_min_messages = log' -c 'SET log_statement_stats = on' \
+			-c '\timing on' -c "$sql" 2>&1)
+		answer[$label]=$(echo "$out" | grep '|' | head -1)
+		cpus+=("$(echo "$out" | sed -n 's/^!\s*\([0-9.]*\) s user, \([0-9.]*\) s system.*/\1 \2/p' | awk '{ print $1 + $2 }')")
+		walls+=("$(echo "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')")
 	done
-	median[$label]=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
-	echo "$label: ${times[*]} ms (answer ${answer[$label]})" >&2
+	cpu[$label]=$(printf '%s\n' "${cpus[@]}" | sort -n | sed -n 2p)
+	wall[$label]=$(printf '%s\n' "${walls[@]}" | sort -n | sed -n 2p)
+	echo "$label: CPU ${cpus[*]} s, wall ${walls[*]} ms (answer ${answer[$label]})" >&2
 done
 
-cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
+model=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
 {
-	echo "Rows: $rows (k = 3, one core, work_mem = 1GB; $(nproc) cores, $cpu)"
+	echo "Rows: $rows (k = 3, one core, work_mem = 1GB; $(nproc) cores, $model)"
 	echo
-	echo "| query | median s | ratio to clusters | rows, clusters (or kept) |"
-	echo "|---|---|---|---|"
-	base=${median[clusters]}
+	echo "| query | CPU s (median of 3) | CPU ratio to clusters | CPU ratio to 'single' alike | wall s | rows, groups |"
+	echo "|---|---:|---:|---:|---:|---|"
 	for label in "${labels[@]}"; do
-		awk -v l="$label" -v m="${median[$label]}" -v b="$base" -v a="${answer[$label]}" \
-			'BEGIN { printf "| %s | %.2f | %.2fx | %s |\n", l, m / 1000, m / b, a }'
+		alike=${label/center/single}
+		[ "$label" = dedup ] && alike=clusters
+		awk -v l="$label" -v c="${cpu[$label]}" -v b="${cpu[clusters]}" -v s="${cpu[$alike]}" \
+			-v w="${wall[$label]}" -v a="${answer[$label]}" \
+			'BEGIN { printf "| %s | %.2f | %.2fx | %.2fx | %.2f | %s |\n", l, c, c / b, c / s, w / 1000, a }'
 	done
 } | tee test/out/bench_linkage.md
