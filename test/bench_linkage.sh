@@ -90,7 +90,7 @@ for q in "${queries[@]}"; do
 	for run in 1 2 3; do
 		out=$(psql -X -q -A -t -c 'SET client_min_messages = log' -c 'SET log_statement_stats = on' \
 			-c '\timing on' -c "$sql" 2>&1)
-		answer[$label]=$(echo "$out" | grep '|' | head -1)
+		answer[$label]=$(echo "$out" | grep '|' | head -1 | sed 's/|/, /')
 		cpus+=("$(echo "$out" | sed -n 's/^!\s*\([0-9.]*\) s user, \([0-9.]*\) s system.*/\1 \2/p' | awk '{ print $1 + $2 }')")
 		walls+=("$(echo "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')")
 	done
