@@ -657,6 +657,205 @@ COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
 
 
 -- ---------------------------------------------------------------------------
+-- linkage, the kept row and the lineage of every removal
+-- ---------------------------------------------------------------------------
+
+-- The clusters of simhash_clusters() and simhash_dedup() with a linkage and
+-- an order of the rows (doc/clusters.md):
+--   'single'  connected components of the (verified) pairs; a component's
+--             kept row is its first row in the order;
+--   'center'  greedy: in order, a row not yet in a cluster becomes the kept
+--             row of a new cluster and takes every row not yet in a cluster
+--             within max_distance bits of it (verified: with
+--             shingle_similarity >= min_similarity to it).  That is the rule
+--             simhash_dedup() has always applied in id order, and its engine
+--             answers it: every member is a (verified) near-duplicate of its
+--             kept row, no chain joins two clusters.
+-- The order is the query's optional last column, rank: lowest rank first
+-- (NULL ranks last), ties by id; without it, ascending id.  With a rank the
+-- engines run on the rows numbered in that order (row_number() over rank and
+-- id, so the query must give the same rows on every read), and the numbers
+-- are mapped back to ids.  With lineage, each row also gets its distance and
+-- (verified) its similarity to its kept row, and its cluster's size.
+-- min_similarity NULL: not verified.
+CREATE FUNCTION simhash_linkage(query text, max_distance integer, min_similarity float8,
+								linkage text, shingle integer, units text, lineage boolean)
+	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+	sub pg_catalog.text := @extschema@.simhash_subquery(query);
+	verified boolean := min_similarity IS NOT NULL;
+	-- the columns the engines read, and what is selected of them
+	cols pg_catalog.text := CASE WHEN min_similarity IS NULL THEN 'id, fp' ELSE 'id, fp, body' END;
+	data pg_catalog.text := CASE WHEN min_similarity IS NULL THEN 's.fp' ELSE 's.fp, s.body' END;
+	args pg_catalog.text := CASE WHEN min_similarity IS NULL THEN '($1, $2)'
+		ELSE '($1, $2, $3::pg_catalog.float8, $4::pg_catalog.int4, $5::pg_catalog.text)' END;
+	ranked boolean := false;
+	too_many boolean := false;
+	id_type pg_catalog.regtype;
+	body_type pg_catalog.regtype;
+	ids bigint[];
+	null_id boolean;
+	dup_id bigint;
+	engine pg_catalog.text;
+	kept pg_catalog.text;
+BEGIN
+	IF linkage IS NULL OR linkage NOT IN ('single', 'center') THEN
+		RAISE EXCEPTION 'unrecognized linkage: %', coalesce(pg_catalog.quote_literal(linkage), 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The linkage is ''single'' (connected components of the pairs) or ''center'' (every member within the radius of its cluster''s kept row).';
+	END IF;
+	-- its shape: the engine's columns, and a rank if there is one more
+	BEGIN
+		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank) LIMIT 0', sub, cols);
+		ranked := true;
+	EXCEPTION WHEN invalid_column_reference THEN
+		NULL;
+	END;
+	IF ranked THEN
+		BEGIN
+			EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank, extra) LIMIT 0', sub, cols);
+			too_many := true;
+		EXCEPTION WHEN invalid_column_reference THEN
+			NULL;
+		END;
+		EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.id) FROM (SELECT 1) AS x LEFT JOIN '
+								  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s, rank) ON true', sub, cols)
+			INTO id_type;
+	END IF;
+	IF too_many OR (ranked AND NOT id_type OPERATOR(pg_catalog.=) ANY
+			('{bigint,integer,smallint}'::pg_catalog.regtype[])) THEN
+		RAISE EXCEPTION '%', CASE WHEN verified
+			THEN 'query must return three or four columns: a bigint id, a simhash, a text or a shingle set, and a rank'
+			ELSE 'query must return two or three columns: a bigint id, a simhash, and a rank' END
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = pg_catalog.format('Write the query as SELECT %s, rank FROM ...: the row of lowest rank of each cluster is kept (ties: the smallest id); without a rank, the smallest id.', cols);
+	END IF;
+
+	IF NOT ranked THEN
+		engine := query;
+	ELSE
+		-- the ids in order, and checked as the engines check them: they read
+		-- the numbers of the rows instead
+		EXECUTE pg_catalog.format('SELECT pg_catalog.array_agg(s.id::pg_catalog.int8 ORDER BY s.rank, s.id) '
+								  'FILTER (WHERE s.fp IS NOT NULL), pg_catalog.bool_or(s.id IS NULL) '
+								  'FROM (%s) AS s(%s, rank)', sub, cols)
+			INTO ids, null_id;
+		IF null_id THEN
+			RAISE EXCEPTION 'query returned a NULL id' USING ERRCODE = 'null_value_not_allowed',
+				HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
+		END IF;
+		SELECT pg_catalog.min(d.id) INTO dup_id
+		FROM (SELECT u.id FROM pg_catalog.unnest(ids) AS u(id)
+			  GROUP BY u.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) AS d;
+		IF dup_id IS NOT NULL THEN
+			RAISE EXCEPTION 'id % appears more than once in the query result', dup_id
+				USING ERRCODE = 'cardinality_violation',
+					  HINT = 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
+		END IF;
+		engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY s.rank, s.id), %s '
+									'FROM (%s) AS s(%s, rank) WHERE s.fp IS NOT NULL', data, sub, cols);
+	END IF;
+	-- n: every row with its kept row
+	kept := 'WITH e AS (' || CASE linkage
+		WHEN 'single' THEN 'SELECT c.id, c.cluster_id AS kept FROM @extschema@.simhash_clusters' || args || ' AS c'
+		ELSE 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept FROM @extschema@.simhash_dedup' || args || ' AS d' END
+		|| '), n AS (' || CASE WHEN ranked THEN 'SELECT $6[e.id] AS id, $6[e.kept] AS kept FROM e'
+							   ELSE 'SELECT e.id, e.kept FROM e' END || ')';
+
+	IF NOT lineage THEN
+		RETURN QUERY EXECUTE kept || ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
+			USING engine, max_distance, min_similarity, shingle, units, ids;
+		RETURN;
+	END IF;
+	IF verified THEN
+		EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.body) FROM (SELECT 1) AS x LEFT JOIN '
+								  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
+			INTO body_type;
+	END IF;
+	RETURN QUERY EXECUTE kept || pg_catalog.format(
+		', s AS (SELECT s.id::pg_catalog.int8 AS id, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL) '
+		'SELECT n.id, n.kept, (a.fp OPERATOR(@extschema@.<~>) b.fp)::pg_catalog.int4, '
+		'       CASE WHEN n.id OPERATOR(pg_catalog.<>) n.kept THEN %s END, '
+		'       pg_catalog.count(*) OVER (PARTITION BY n.kept) '
+		'FROM n JOIN s AS a ON a.id OPERATOR(pg_catalog.=) n.id JOIN s AS b ON b.id OPERATOR(pg_catalog.=) n.kept',
+		data, sub, cols || CASE WHEN ranked THEN ', rank' ELSE '' END,
+		CASE WHEN NOT verified THEN 'NULL::pg_catalog.float8'
+			 WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype
+				THEN '@extschema@.shingle_similarity(a.body, b.body)'
+			 ELSE '@extschema@.shingle_similarity(a.body::pg_catalog.text, b.body::pg_catalog.text, $4, $5)' END)
+		USING engine, max_distance, min_similarity, shingle, units, ids;
+END
+$$;
+COMMENT ON FUNCTION simhash_linkage(text, integer, float8, text, integer, text, boolean) IS
+	'what simhash_clusters, simhash_dedup and simhash_lineage with a linkage compute: every row of query (SELECT id, simhash[, body][, rank]) with the id of its cluster''s kept row, and with lineage its distance and similarity to that row and its cluster''s size; min_similarity NULL: not verified';
+
+-- Every form of simhash_clusters and simhash_dedup with a linkage, after its
+-- thresholds.  Without one they answer as in 0.3.0: simhash_clusters
+-- 'single', simhash_dedup 'center', both in id order.
+CREATE FUNCTION simhash_clusters(query text, max_distance integer, linkage text)
+	RETURNS TABLE (id bigint, cluster_id bigint)
+	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+	SELECT l.id, l.kept_id FROM @extschema@.simhash_linkage(query, max_distance, NULL, linkage, 3, 'words', false) AS l
+$$;
+COMMENT ON FUNCTION simhash_clusters(text, integer, text) IS
+	'every id of query (SELECT id, simhash[, rank]) once, with the id of its cluster''s kept row (the lowest rank, ties by id; without a rank the smallest id); linkage ''single'': connected components of simhash_pairs(query, max_distance); ''center'': every member within max_distance bits of the kept row, no chaining';
+
+CREATE FUNCTION simhash_clusters(query text, max_distance integer, min_similarity float8, linkage text,
+								 shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id bigint, cluster_id bigint)
+	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+	SELECT l.id, l.kept_id FROM @extschema@.simhash_linkage(query, max_distance, min_similarity, linkage, shingle, units, false) AS l
+$$;
+COMMENT ON FUNCTION simhash_clusters(text, integer, float8, text, integer, text) IS
+	'every id of query (SELECT id, simhash, body[, rank]) once, with the id of its cluster''s kept row (the lowest rank, ties by id; without a rank the smallest id); linkage ''single'': connected components of the verified pairs; ''center'': every member within max_distance bits of the kept row and with shingle_similarity >= min_similarity to it, no chaining';
+
+CREATE FUNCTION simhash_dedup(query text, max_distance integer, linkage text)
+	RETURNS TABLE (id bigint, duplicate_of bigint)
+	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+	SELECT l.id, CASE WHEN l.kept_id OPERATOR(pg_catalog.<>) l.id THEN l.kept_id END
+	FROM @extschema@.simhash_linkage(query, max_distance, NULL, linkage, 3, 'words', false) AS l
+$$;
+COMMENT ON FUNCTION simhash_dedup(text, integer, text) IS
+	'every id of query (SELECT id, simhash[, rank]) once: the kept row of each cluster of simhash_clusters(query, max_distance, linkage) with duplicate_of NULL, every other row with duplicate_of = that kept row';
+
+CREATE FUNCTION simhash_dedup(query text, max_distance integer, min_similarity float8, linkage text,
+							  shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id bigint, duplicate_of bigint)
+	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+	SELECT l.id, CASE WHEN l.kept_id OPERATOR(pg_catalog.<>) l.id THEN l.kept_id END
+	FROM @extschema@.simhash_linkage(query, max_distance, min_similarity, linkage, shingle, units, false) AS l
+$$;
+COMMENT ON FUNCTION simhash_dedup(text, integer, float8, text, integer, text) IS
+	'every id of query (SELECT id, simhash, body[, rank]) once: the kept row of each cluster of simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units) with duplicate_of NULL, every other row with duplicate_of = that kept row';
+
+-- The lineage: why each row is kept or removed.
+CREATE FUNCTION simhash_lineage(query text, max_distance integer, linkage text DEFAULT 'center')
+	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
+	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+	SELECT * FROM @extschema@.simhash_linkage(query, max_distance, NULL, linkage, 3, 'words', true)
+$$;
+COMMENT ON FUNCTION simhash_lineage(text, integer, text) IS
+	'every id of query (SELECT id, simhash[, rank]) once, with its cluster''s kept row as simhash_clusters(query, max_distance, linkage) chooses it (kept_id = id for the kept row itself), its Hamming distance to that row and the number of rows of its cluster; similarity NULL';
+
+CREATE FUNCTION simhash_lineage(query text, max_distance integer, min_similarity float8, linkage text DEFAULT 'center',
+								shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
+	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+	SELECT * FROM @extschema@.simhash_linkage(query, max_distance, min_similarity, linkage, shingle, units, true)
+$$;
+COMMENT ON FUNCTION simhash_lineage(text, integer, float8, text, integer, text) IS
+	'every id of query (SELECT id, simhash, body[, rank]) once, with its cluster''s kept row as simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units) chooses it (kept_id = id for the kept row itself), its Hamming distance and shingle_similarity to that row (similarity NULL for the kept row) and the number of rows of its cluster';
+
+
+-- ---------------------------------------------------------------------------
 -- scaling out (Citus)
 -- ---------------------------------------------------------------------------
 
