@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/linkage_quality.sh: what each linkage removes on the evaluation corpus,
+# test/bench/linkage_quality.sh: what each linkage removes on the evaluation corpus,
 # and how many of those removals are true near-duplicates of the kept row.
 #
 # What it measures: for the public corpus (sets natural and edited, languages
@@ -19,7 +19,7 @@
 #   seconds    wall time of the simhash_lineage call
 #
 # How to run (from the repository root, after make install):
-#   bash test/linkage_quality.sh          (a few minutes on 2 cores)
+#   bash test/bench/linkage_quality.sh          (a few minutes on 2 cores)
 # Environment: SIMHASH_DATA = corpus directory (default: <repo>/../shared/data).
 # Output: a markdown table on stdout and in test/out/linkage_quality.md.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/bench_linkage.sh: the cost of linkage 'center' against 'single'.
+# test/bench/bench_linkage.sh: the cost of linkage 'center' against 'single'.
 #
 # What it measures
 #   A table of N rows (default 1,000,000; id bigint, fp simhash, rank
@@ -22,7 +22,8 @@
 #   Each query returns count(*) and the number of groups, printed beside.
 #
 # How to run (from the repository root, after make install):
-#   bash test/bench_linkage.sh [ROWS]      about 2 minutes at 1M on 2 cores
+#   bash test/bench/bench_linkage.sh [ROWS]   about 2 CPU minutes at 1M (far longer
+#                                            in wall time on a busy machine)
 # Output: a markdown table on stdout and in test/out/bench_linkage.md.
 set -euo pipefail
 
