@@ -55,6 +55,27 @@ SELECT id_a, id_b, distance, round(similarity::numeric, 3) AS similarity
 FROM simhash_pairs('SELECT id, fp, body FROM docs', 16, 0.8) ORDER BY id_a, id_b;
 SELECT * FROM simhash_clusters('SELECT id, fp, body FROM docs', 16, 0.8) ORDER BY id;
 SELECT * FROM simhash_dedup('SELECT id, fp, body FROM docs', 16, 0.8) ORDER BY id;
+-- units => 'auto': characters for a text written mostly in CJK characters,
+-- words for the others, decided for each text
+SELECT id, shingle_set(body, 3, 'auto') = shingle_set(body, 3, 'characters') AS as_characters,
+       shingle_set(body, 3, 'auto') = shingle_set(body, 3, 'words') AS as_words
+FROM docs ORDER BY id;
+SELECT shingle_similarity(a.body, b.body, 3, 'auto') = shingle_similarity(a.body, b.body, 3, 'characters') AS zh,
+       shingle_similarity(c.body, d.body, 3, 'auto') = shingle_similarity(c.body, d.body, 3, 'words') AS en
+FROM docs a, docs b, docs c, docs d WHERE a.id = 4 AND b.id = 5 AND c.id = 1 AND d.id = 2;
+-- more CJK characters than other words: characters (where the two differ)
+SELECT t, shingle_set(t, 3, 'auto') = shingle_set(t, 3, 'characters') AS as_characters,
+       shingle_set(t, 3, 'auto') = shingle_set(t, 3, 'words') AS as_words
+FROM (VALUES ('PostgreSQL 15 去重'), ('PostgreSQL 15 数据库去重'), ('PostgreSQL database 15 数据库去重'), ('')) v(t);
+-- a table in two languages in one call equals one call per language
+SELECT (SELECT array_agg(p ORDER BY p) FROM simhash_pairs('SELECT id, fp, body FROM docs', 16, 0.5, units => 'auto') p)
+     = (SELECT array_agg(p ORDER BY p) FROM (
+          SELECT * FROM simhash_pairs('SELECT id, fp, body FROM docs WHERE id < 4 OR id = 6', 16, 0.5, 3, 'words')
+          UNION ALL
+          SELECT * FROM simhash_pairs('SELECT id, fp, body FROM docs WHERE id IN (4, 5)', 16, 0.5, 3, 'characters')) p)
+       AS same_pairs;
+SELECT id_a, id_b, round(similarity::numeric, 3) AS similarity
+FROM simhash_pairs('SELECT id, fp, body FROM docs', 16, 0.5, units => 'auto') ORDER BY id_a, id_b;
 -- the text in place of the fingerprint: the hint says how to fingerprint it
 SELECT * FROM simhash_dedup('SELECT id, body FROM docs', 9);
 

@@ -10,7 +10,9 @@
  * that of simhash(text): any server encoding, NFKC, Unicode lower case.
  * units 'words' are words (letters, marks, digits and '_', as in regex \w+)
  * and single CJK characters; units 'characters' are single letters, digits
- * and CJK characters, all else dropped.  A text with fewer than n units has
+ * and CJK characters, all else dropped; units 'auto' are 'characters' for a
+ * text with more CJK characters than other letters and digits, else 'words'
+ * (decided for each text).  A text with fewer than n units has
  * one shingle of all of them; a text without units has none.
  *
  * A shingle stands for its 64-bit hash (XXH3, as simhash's features): two
@@ -167,13 +169,24 @@ text_bytes_free(TextBytes *b)
 		pfree(b->utf8);
 }
 
+/* the units of a text: the ones asked for, or with 'auto', by its script */
+static SimhashFeatureKind
+text_units(const TextBytes *b, const Shingling *sh)
+{
+	if (!sh->automatic)
+		return sh->kind;
+	return simhash_text_is_cjk(b->utf8, b->len) ? SIMHASH_FEATURE_LETTERS : SIMHASH_FEATURE_UNITS;
+}
+
 /* the shingles of a text into a set; false if the set overflowed */
 static bool
 text_shingle_set(TextBytes *b, const Shingling *sh, ShingleSet *set, Size *budget)
 {
+	SimhashFeatureKind kind = text_units(b, sh);
+
 	/* at most one shingle per byte of text; about one per 4 for words */
-	set_init(set, b->len / (sh->kind == SIMHASH_FEATURE_LETTERS ? 2 : 4) + 1, budget);
-	simhash_tokenize(b->utf8, b->len, sh->kind, sh->n, set_add, set);
+	set_init(set, b->len / (kind == SIMHASH_FEATURE_LETTERS ? 2 : 4) + 1, budget);
+	simhash_tokenize(b->utf8, b->len, kind, sh->n, set_add, set);
 	return !set->overflow;
 }
 
@@ -190,15 +203,21 @@ shingle_get_shingling(int32 n, text *units_arg)
 				 errmsg("n must be between 1 and %d, not %d", SIMHASH_MAX_SHINGLE, n),
 				 errhint("n is the number of units in a shingle.")));
 	sh.n = n;
+	sh.automatic = false;
 	if (strcmp(units, "words") == 0)
 		sh.kind = SIMHASH_FEATURE_UNITS;
 	else if (strcmp(units, "characters") == 0)
 		sh.kind = SIMHASH_FEATURE_LETTERS;
+	else if (strcmp(units, "auto") == 0)
+	{
+		sh.kind = SIMHASH_FEATURE_UNITS;
+		sh.automatic = true;
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid shingle units \"%s\"", units),
-				 errhint("Valid units are \"words\" and \"characters\".")));
+				 errhint("Valid units are \"words\", \"characters\" and \"auto\" (characters for a text written mostly in CJK characters, else words).")));
 	pfree(units);
 	return sh;
 }
@@ -232,7 +251,7 @@ sorted_shingles(TextBytes *b, const Shingling *sh)
 
 	sink.sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
 									  work_mem / 2, NULL, TUPLESORT_NONE);
-	simhash_tokenize(b->utf8, b->len, sh->kind, sh->n, sort_add, &sink);
+	simhash_tokenize(b->utf8, b->len, text_units(b, sh), sh->n, sort_add, &sink);
 	tuplesort_performsort(sink.sort);
 	return sink.sort;
 }

@@ -12,6 +12,8 @@ typedef struct Shingling
 {
 	int			n;				/* units in a shingle */
 	SimhashFeatureKind kind;	/* SIMHASH_FEATURE_UNITS or _LETTERS */
+	bool		automatic;		/* units 'auto': _LETTERS for a text written
+								 * mostly in CJK characters, else _UNITS */
 } Shingling;
 
 extern Shingling shingle_get_shingling(int32 n, text *units);

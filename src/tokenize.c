@@ -1698,3 +1698,47 @@ simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind, int n,
 	o.arg = arg;
 	simhash_tokenize_batch(utf8, len, kind, n, one_by_one, &o);
 }
+
+/*
+ * Whether a text is written mostly in CJK characters: more Han, kana and
+ * hangul characters than words of other letters and digits (runs of them,
+ * ASCII or not), by the classes of the characters as written (before
+ * normalization).  The choice of shingle_similarity(..., units => 'auto'):
+ * with units 'words', each is one unit.
+ */
+bool
+simhash_text_is_cjk(const char *utf8, size_t len)
+{
+	const unsigned char *s = (const unsigned char *) utf8;
+	int64		cjk = 0,
+				words = 0;
+	bool		in_word = false;
+	size_t		pos = 0;
+
+	while (pos < len)
+	{
+		bool		word;
+
+		if ((pos & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (s[pos] < 0x80)
+		{
+			word = (unsigned char) ((s[pos] | 0x20) - 'a') < 26 || (unsigned char) (s[pos] - '0') < 10;
+			pos++;
+		}
+		else
+		{
+			int			l = utf8_length(s[pos]);
+			uint8		class = char_props(utf8_decode(s + pos, l)) & SH_UC_CLASS_MASK;
+
+			word = class == SH_UC_WORD;
+			if (class == SH_UC_CJK)
+				cjk++;
+			pos += l;
+		}
+		if (word && !in_word)
+			words++;
+		in_word = word;
+	}
+	return cjk > words;
+}

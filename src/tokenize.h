@@ -23,6 +23,7 @@ typedef void (*SimhashFeatureCallback) (uint64 hash, void *arg);
 
 extern void simhash_tokenize(const char *utf8, size_t len, SimhashFeatureKind kind,
 							 int n, SimhashFeatureCallback emit, void *arg);
+extern bool simhash_text_is_cjk(const char *utf8, size_t len);
 
 /* the same features, handed over in batches (of a few hundred; faster) */
 typedef void (*SimhashFeatureBatchCallback) (const uint64 *hashes, int n, void *arg);

@@ -61,7 +61,7 @@ script_step() {
 }
 
 echo "== README: every SQL block, in order, on a fresh database (test/readme.sh)"
-script_step bash test/readme.sh
+script_step bash "$work/src/test/readme.sh"   # the copy: README as it was when the run began
 echo "== pg_dump and restore of a near-duplicate exclusion constraint (test/dump_restore.sh)"
 script_step bash test/dump_restore.sh
 stop_cluster "$work/regress"
