@@ -603,7 +603,7 @@ CREATE FUNCTION shingle_similarity(a text, b text, n integer DEFAULT 3, units te
 	AS 'MODULE_PATHNAME', 'shingle_similarity'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION shingle_similarity(text, text, integer, text) IS
-	'Jaccard similarity (0..1) of the sets of shingles of n units (default 3) of two texts, normalized as by simhash(); units: words (regex \w+ words and CJK characters, the default) or characters (letters, digits and CJK characters); 1 for two texts without shingles';
+	'Jaccard similarity (0..1) of the sets of shingles of n units (default 3) of two texts, normalized as by simhash(); units: words (regex \w+ words and CJK characters, the default), characters (letters, digits and CJK characters) or auto (characters for a text with more CJK characters than other words, else words); 1 for two texts without shingles';
 CREATE FUNCTION shingle_set(body text, n integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS bigint[]
 	AS 'MODULE_PATHNAME', 'shingle_set'
