@@ -1070,11 +1070,20 @@ COMMENT ON OPERATOR FAMILY simhash128_hash_ops USING hash IS 'hash operator fami
 -- the distance: a simhash_distance (an integer, 0..128 here), so that the
 -- planner support of "a <~> b <= k" applies as for 64 bits
 CREATE FUNCTION simhash128_distance(simhash128, simhash128) RETURNS simhash_distance
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_hamming_support;
 COMMENT ON FUNCTION simhash128_distance(simhash128, simhash128) IS 'number of bits in which two 128-bit fingerprints differ (0..128)';
 CREATE OPERATOR <~> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_distance,
 	COMMUTATOR = <~>);
 COMMENT ON OPERATOR <~> (simhash128, simhash128) IS 'Hamming distance (0..128)';
+-- the ordering operator: "ORDER BY a <~> b" is planned as "a <-> b" (see
+-- simhash_hamming_support), which a hamming index returns nearest first
+CREATE FUNCTION simhash128_distance_integer(simhash128, simhash128) RETURNS integer
+	AS 'MODULE_PATHNAME', 'simhash128_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash128_distance_integer(simhash128, simhash128) IS 'Hamming distance of 128-bit fingerprints as a plain integer (the ordering operator <->)';
+CREATE OPERATOR <-> (LEFTARG = simhash128, RIGHTARG = simhash128, FUNCTION = simhash128_distance_integer,
+	COMMUTATOR = <->);
+COMMENT ON OPERATOR <-> (simhash128, simhash128) IS 'Hamming distance as integer; ORDER BY fp <-> q (and fp <~> q) can use a hamming index';
 
 -- fingerprints: the same features, options and frozen definition as the
 -- 64-bit forms, in one pass over the input.  The high 64 bits are the 64-bit
@@ -1163,3 +1172,13 @@ CREATE FUNCTION simhash128_at_distance(a simhash128, b simhash128, distance inte
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
 	SUPPORT simhash_within_support;
 COMMENT ON FUNCTION simhash128_at_distance(simhash128, simhash128, integer) IS 'true when a and b differ in exactly distance bits (indexable on a or b)';
+
+-- the hamming index of simhash128: packed pages that every scan reads in
+-- full, exact for every radius, and nearest first
+CREATE OPERATOR CLASS simhash128_hamming_ops
+	DEFAULT FOR TYPE simhash128 USING hamming AS
+	OPERATOR 1 <@ (simhash128, simhash128_ball),
+	OPERATOR 3 = (simhash128, simhash128),
+	OPERATOR 4 <-> (simhash128, simhash128) FOR ORDER BY pg_catalog.integer_ops;
+COMMENT ON OPERATOR CLASS simhash128_hamming_ops USING hamming IS 'exact Hamming-radius search of 128-bit fingerprints for every k (fp <~> q <= k, fp <@ simhash128_ball(q, k), fp = q) and ORDER BY fp <~> q, nearest first';
+COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming operator family for simhash128';

@@ -71,6 +71,7 @@
 #define HAMMING_SORTED				(1 << 3)	/* with HAMMING_DATA: a page of probe table 0 */
 #define HAMMING_KEYS				(1 << 4)	/* sort keys of probe table 1..3 */
 #define HAMMING_DIRECTORY			(1 << 5)	/* a probe table's directory */
+#define HAMMING_WIDE				(1 << 6)	/* with DATA or NULLS: an index of simhash128 (hamming128.c) */
 
 typedef struct HammingPageOpaqueData
 {
@@ -267,6 +268,26 @@ extern void hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loo
 								  Cost *indexStartupCost, Cost *indexTotalCost,
 								  Selectivity *indexSelectivity, double *indexCorrelation,
 								  double *indexPages);
+
+/* hamming128.c: the same entry points for an index of simhash128 */
+extern IndexBuildResult *hamming128_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern bool hamming128_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid);
+extern IndexBulkDeleteResult *hamming128_bulk_delete(IndexVacuumInfo *info,
+													 IndexBulkDeleteResult *stats,
+													 IndexBulkDeleteCallback callback,
+													 void *callback_state);
+extern IndexBulkDeleteResult *hamming128_vacuum_cleanup(IndexVacuumInfo *info,
+														IndexBulkDeleteResult *stats);
+extern IndexScanDesc hamming128_begin_scan(Relation index, int nkeys, int norderbys);
+extern void hamming128_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+							  ScanKey orderbys, int norderbys);
+extern bool hamming128_get_tuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 hamming128_get_bitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void hamming128_end_scan(IndexScanDesc scan);
+extern void hamming128_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
+									 Cost *indexStartupCost, Cost *indexTotalCost,
+									 Selectivity *indexSelectivity, double *indexCorrelation,
+									 double *indexPages);
 
 /* hamming_validate.c */
 extern bool hamming_validate(Oid opclassoid);

@@ -71,7 +71,8 @@ extension_type(Oid sibling, const char *name)
 /*
  * Is node a distance of the same schema: hamming_distance or
  * simhash128_distance (the <~> operators), possibly already planned as
- * hamming_distance_integer (<->) seen as a simhash_distance?
+ * hamming_distance_integer or simhash128_distance_integer (<->) seen as a
+ * simhash_distance?
  */
 static bool
 is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
@@ -99,7 +100,8 @@ is_distance_call(Node *node, Oid sibling, Node **a, Node **b)
 	name = get_func_name(funcid);
 	if (name == NULL || (strcmp(name, "hamming_distance") != 0 &&
 						 strcmp(name, "hamming_distance_integer") != 0 &&
-						 strcmp(name, "simhash128_distance") != 0))
+						 strcmp(name, "simhash128_distance") != 0 &&
+						 strcmp(name, "simhash128_distance_integer") != 0))
 		return false;
 	*a = linitial(args);
 	*b = lsecond(args);
