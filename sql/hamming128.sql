@@ -151,4 +151,10 @@ RESET enable_seqscan;
 SELECT count(*) FILTER (WHERE fp <~> simhash('c4ca4238a0b923820dcc509a6f75849b'::text) <= 20) AS near64_seq,
        (SELECT count(*) FROM both_widths WHERE (fp2 <~> simhash128('c4ca4238a0b923820dcc509a6f75849b'::text))::int <= 40) AS near128_seq
 FROM both_widths;
-DROP TABLE h128, h128u, both_widths;
+-- an exclusion constraint: no two equal fingerprints
+CREATE TABLE uniq128 (fp simhash128, EXCLUDE USING hamming (fp WITH =));
+INSERT INTO uniq128 SELECT md5(i::text)::simhash128 FROM generate_series(1, 300) i;
+INSERT INTO uniq128 VALUES (md5('7')::simhash128);
+INSERT INTO uniq128 VALUES (md5('7x')::simhash128), (NULL), (NULL);
+SELECT count(*) AS uniq_rows FROM uniq128;
+DROP TABLE h128, h128u, both_widths, uniq128;

@@ -35,6 +35,7 @@
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/selfuncs.h"
+#include "utils/snapmgr.h"
 
 #define HAMMING128_PAGE_CAPACITY \
 	(HAMMING_PAGE_SPACE / (sizeof(Simhash128) + sizeof(ItemPointerData)))
@@ -643,7 +644,13 @@ hamming128_get_tuple(IndexScanDesc scan, ScanDirection dir)
 		pgstat_count_index_scan(scan->indexRelation);
 		so->started = true;
 	}
-	scan->xs_recheck = false;
+	/*
+	 * The TIDs of a page are returned after letting go of it: under an MVCC
+	 * snapshot a line pointer that VACUUM freed and a new row took since is
+	 * invisible, under another (an exclusion constraint's check) the row is
+	 * checked against the condition again.
+	 */
+	scan->xs_recheck = !IsMVCCSnapshot(scan->xs_snapshot);
 	scan->xs_recheckorderby = false;
 	while (so->next_hit >= so->nhits)
 	{
