@@ -24,6 +24,7 @@
  */
 #include "hamming.h"
 #include "simhash128.h"
+#include "strategy.h"
 
 #include "access/relscan.h"
 #include "access/tableam.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/quality128.sh: how simhash128 separates near-duplicates from unrelated
+# test/bench/quality128.sh: how simhash128 separates near-duplicates from unrelated
 # documents on the public corpus, beside simhash, at several radii.
 #
 # For each of the four sets (edited and natural, English and Chinese), every
@@ -12,9 +12,9 @@
 # extension (PG_CONFIG selects it); SIMHASH_DATA: the corpus directory
 # (default: <repo>/../shared/data).
 #
-#   bash test/quality128.sh [sublinear|binary|tf]
+#   bash test/bench/quality128.sh [sublinear|binary|tf]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source test/cluster.sh
 weighting=${1:-sublinear}
 data=$(realpath "${SIMHASH_DATA:-$(dirname "$(pwd)")/shared/data}")

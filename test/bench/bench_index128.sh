@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/bench_index128.sh: latency of exact Hamming search over simhash128,
+# test/bench/bench_index128.sh: latency of exact Hamming search over simhash128,
 # the hamming index against a sequential scan, in one backend.
 #
 # A table (id integer, fp simhash128) of N rows (default 1,000,000) of
@@ -11,9 +11,9 @@
 # every answer is compared with the sequential scan's.  Uses the installed
 # extension (PG_CONFIG selects the installation).
 #
-#   bash test/bench_index128.sh [N]
+#   bash test/bench/bench_index128.sh [N]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source test/cluster.sh
 n=${1:-1000000}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/simhash-bench128.XXXXXX")
