@@ -11,6 +11,9 @@ REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --dbname=contrib_regression
 # TAP tests (test/t/*.pl): `make installcheck` runs them after pg_regress,
 # `make prove_installcheck` alone; both need a non-root user (initdb refuses root)
+# isolation tests: test/isolation/specs/NAME.spec and test/isolation/expected/NAME.out
+ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test/isolation
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 

@@ -162,16 +162,23 @@ typedef struct HammingTables
 	BlockNumber table0_pages;
 } HammingTables;
 
-/* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */
-typedef bool (*HammingProbeMatch) (void *arg, simhash fp, int distance);
-typedef bool (*HammingProbeEmit) (void *arg, ItemPointer tid, int distance);
-
-/* one result of an ordered scan */
+/*
+ * A row a scan found: its heap TID, its distance (to the ordering's query,
+ * else to the first condition's center, else 0), and where its entry was
+ * (an entry never leaves its page: VACUUM fills a hole with an entry of the
+ * same page)
+ */
 typedef struct HammingHit
 {
 	ItemPointerData tid;
 	uint16		distance;
+	uint16		slot;			/* the entry's place on its page when read */
+	BlockNumber blkno;			/* the index page of the entry */
 } HammingHit;
+
+/* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */
+typedef bool (*HammingProbeMatch) (void *arg, simhash fp, int distance);
+typedef bool (*HammingProbeEmit) (void *arg, const HammingHit *hit);
 
 /* scan state */
 typedef struct HammingScanOpaqueData
@@ -209,6 +216,13 @@ typedef struct HammingScanOpaqueData
 	HammingHit	last;
 
 	IndexTuple	null_itup;		/* what an index-only scan gets (no column is returned) */
+
+	/*
+	 * Index-only scans and scans under a non-MVCC snapshot keep the index
+	 * page of the row last returned pinned (hamming_vacuum.c says why).
+	 */
+	bool		keep_pins;
+	Buffer		pinned;
 } HammingScanOpaqueData;
 
 typedef HammingScanOpaqueData *HammingScanOpaque;

@@ -50,8 +50,10 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPoint
 		empty = fits = false;	/* not a tail page (not expected) */
 	else
 	{
-		empty = hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
-			HammingPageGetOpaque(page)->nentries == 0;
+		/* a new page: left by a crash after the index grew, listed by VACUUM */
+		empty = PageIsNew(page) ||
+			(hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
+			 HammingPageGetOpaque(page)->nentries == 0);
 		fits = empty || (hamming_page_is(page, kind) &&
 						 HammingPageGetOpaque(page)->nentries < HAMMING_PAGE_CAPACITY);
 	}
@@ -59,7 +61,7 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPoint
 	{
 		GenericXLogState *xlog = GenericXLogStart(index);
 
-		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+		page = GenericXLogRegisterBuffer(xlog, buffer, PageIsNew(page) ? GENERIC_XLOG_FULL_IMAGE : 0);
 		if (empty)
 			hamming_init_page(page, kind);
 		page_append(page, fp, tid);

@@ -47,8 +47,9 @@ block_distance(uint64 x, int j)
 /*
  * Page blkno of a stream, pinned (the previous page of the stream is
  * released).  Pages of the probe tables do not change after the build, but
- * for the TIDs of table 0, which VACUUM may clear: those are read under a
- * share lock (emit_table0).  So the page's kind is checked without a lock.
+ * for the TIDs of table 0, which VACUUM may clear: table 0 is read under a
+ * share lock (table0_fingerprint, emit_table0), the other pages without.
+ * So the page's kind, which never changes, is checked without a lock.
  */
 static Page
 pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber blkno, uint16 kind)
@@ -101,8 +102,12 @@ table0_fingerprint(ProbeState *ps, uint32 i)
 	Page		page = pinned_page(ps, &ps->entries[0],
 								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
 								   HAMMING_SORTED);
+	uint64		fp;
 
-	return HammingPageFingerprints(page)[i % HAMMING_PAGE_CAPACITY];
+	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
+	fp = HammingPageFingerprints(page)[i % HAMMING_PAGE_CAPACITY];
+	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
+	return fp;
 }
 
 /* emit entry i of table 0 if its row is alive (VACUUM did not clear its TID) */
@@ -112,12 +117,15 @@ emit_table0(ProbeState *ps, uint32 i, int distance)
 	Page		page = pinned_page(ps, &ps->entries[0],
 								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
 								   HAMMING_SORTED);
-	ItemPointerData tid;
+	HammingHit	hit;
 
 	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
-	tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
+	hit.tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
 	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
-	if (ItemPointerIsValid(&tid) && !ps->emit(ps->arg, &tid, distance))
+	hit.distance = distance;
+	hit.slot = i % HAMMING_PAGE_CAPACITY;
+	hit.blkno = ps->entries[0].blkno;
+	if (ItemPointerIsValid(&hit.tid) && !ps->emit(ps->arg, &hit))
 		ps->stopped = true;
 }
 

@@ -24,6 +24,7 @@
 #include "utils/memutils.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "utils/snapmgr.h"
 
 #define HAMMING_FIRST_BATCH		HAMMING_PAGE_CAPACITY	/* also the size of a page's hits */
 #define HAMMING_BATCH_GROWTH	8
@@ -99,7 +100,7 @@ matches_all(const HammingScanOpaque so, simhash fp)
  */
 HAMMING_POPCOUNT_CLONES
 static int
-data_page_matches(const HammingScanOpaque so, Page page, HammingHit *out)
+data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit *out)
 {
 	const uint64 *fps = HammingPageFingerprints(page);
 	const ItemPointerData *tids = HammingPageTids(page);
@@ -114,6 +115,8 @@ data_page_matches(const HammingScanOpaque so, Page page, HammingHit *out)
 			if (!ItemPointerIsValid(&tids[i]))
 				continue;		/* cleared by VACUUM */
 			out[found].tid = tids[i];
+			out[found].slot = i;
+			out[found].blkno = blkno;
 			out[found++].distance = 0;
 		}
 	}
@@ -130,6 +133,8 @@ data_page_matches(const HammingScanOpaque so, Page page, HammingHit *out)
 				ItemPointerIsValid(&tids[i]))
 			{
 				out[found].tid = tids[i];
+				out[found].slot = i;
+				out[found].blkno = blkno;
 				out[found++].distance = d;
 			}
 		}
@@ -166,7 +171,7 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 		so->nhits = 0;
 		so->next_hit = 0;
 		if (want_data && hamming_page_is(page, HAMMING_DATA))
-			so->nhits = data_page_matches(so, page, so->hits);
+			so->nhits = data_page_matches(so, page, blkno, so->hits);
 		else if (want_nulls && hamming_page_is(page, HAMMING_NULLS))
 		{
 			int			i;
@@ -176,6 +181,8 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 			{
 				so->hits[i].tid = HammingPageTids(page)[i];
 				so->hits[i].distance = 0;
+				so->hits[i].slot = i;
+				so->hits[i].blkno = blkno;
 			}
 		}
 		UnlockReleaseBuffer(buffer);
@@ -232,7 +239,8 @@ heap_push(HammingHit *heap, int n, HammingHit hit)
  */
 HAMMING_POPCOUNT_CLONES
 static int
-offer_page(const HammingScanOpaque so, Page page, HammingHit *heap, int n, int *cutoff)
+offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit *heap, int n,
+		   int *cutoff)
 {
 	const uint64 *fps = HammingPageFingerprints(page);
 	const ItemPointerData *tids = HammingPageTids(page);
@@ -250,6 +258,8 @@ offer_page(const HammingScanOpaque so, Page page, HammingHit *heap, int n, int *
 			continue;
 		hit.tid = tids[i];
 		hit.distance = d;
+		hit.slot = i;
+		hit.blkno = blkno;
 		if (so->have_last && hit_cmp(&hit, &so->last) <= 0)
 			continue;
 		if (!matches_all(so, fps[i]) || !ItemPointerIsValid(&hit.tid))
@@ -289,7 +299,7 @@ ordered_pass(IndexScanDesc scan)
 		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_DATA))
-			n = offer_page(so, page, so->hits, n, &cutoff);
+			n = offer_page(so, page, blkno, so->hits, n, &cutoff);
 		UnlockReleaseBuffer(buffer);
 	}
 
@@ -345,14 +355,14 @@ collector_flush(Collector *c)
 }
 
 static bool
-collector_emit(void *arg, ItemPointer tid, int distance)
+collector_emit(void *arg, const HammingHit *hit)
 {
 	Collector  *c = (Collector *) arg;
 	HammingScanOpaque so = c->so;
 
 	if (c->tbm)
 	{
-		c->buffered[c->nbuffered++] = *tid;
+		c->buffered[c->nbuffered++] = hit->tid;
 		if (c->nbuffered == lengthof(c->buffered))
 			collector_flush(c);
 		return true;
@@ -364,8 +374,7 @@ collector_emit(void *arg, ItemPointer tid, int distance)
 	}
 	if (so->nhits >= so->max_hits)
 		make_room(so, Min((Size) so->max_hits * 2, (Size) c->limit));
-	so->hits[so->nhits].tid = *tid;
-	so->hits[so->nhits++].distance = distance;
+	so->hits[so->nhits++] = *hit;
 	return true;
 }
 
@@ -472,10 +481,15 @@ next_ring(IndexScanDesc scan)
 
 				for (i = 0; i < n; i++)
 				{
-					int			d = pg_popcount64(fps[i] ^ so->query);
+					HammingHit	hit;
 
-					if (d <= ring && collector_match(&c, fps[i], d) &&
-						!collector_emit(&c, &HammingPageTids(page)[i], d))
+					hit.distance = pg_popcount64(fps[i] ^ so->query);
+					if (hit.distance > ring || !collector_match(&c, fps[i], hit.distance))
+						continue;
+					hit.tid = HammingPageTids(page)[i];
+					hit.slot = i;
+					hit.blkno = blkno;
+					if (!collector_emit(&c, &hit))
 						break;
 				}
 			}
@@ -498,6 +512,64 @@ next_ring(IndexScanDesc scan)
 	}
 }
 
+static void
+release_pin(HammingScanOpaque so)
+{
+	if (BufferIsValid(so->pinned))
+		ReleaseBuffer(so->pinned);
+	so->pinned = InvalidBuffer;
+}
+
+/*
+ * Before a scan that keeps pins returns a hit: is its entry still on its
+ * page, with a fingerprint that the scan takes at the hit's distance?  (It
+ * was read, maybe with other pages' entries, without the pin that is taken
+ * now; VACUUM may have removed it since, and a new row may even have taken
+ * its heap TID and an entry on that page.)  The page stays pinned until
+ * the scan returns a row of another page or reads more pages, so VACUUM
+ * cannot remove the entry, nor the heap tuple behind it, before the
+ * executor has looked at the row.
+ */
+static bool
+hit_still_indexed(IndexScanDesc scan, const HammingHit *hit)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	Page		page;
+	bool		found = false;
+
+	if (!BufferIsValid(so->pinned) || BufferGetBlockNumber(so->pinned) != hit->blkno)
+	{
+		release_pin(so);
+		so->pinned = ReadBuffer(scan->indexRelation, hit->blkno);
+	}
+	LockBuffer(so->pinned, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(so->pinned);
+	if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
+	{
+		const ItemPointerData *tids = HammingPageTids(page);
+		int			n = HammingPageGetOpaque(page)->nentries;
+		int			i;
+
+		/* its place when read first, else anywhere on the page */
+		for (i = -1; i < n && !found; i++)
+		{
+			int			slot = i < 0 ? hit->slot : i;
+			simhash		fp;
+
+			if (slot >= n || !ItemPointerEquals((ItemPointer) &tids[slot], (ItemPointer) &hit->tid))
+				continue;
+			fp = HammingPageFingerprints(page)[slot];
+			if (hamming_page_is(page, HAMMING_NULLS))
+				found = so->nconds == 0 && (!so->ordered || so->nulls_phase);
+			else
+				found = !so->nulls_phase && matches_all(so, fp) &&
+					(!so->ordered || hamming_popcount(fp ^ so->query) == hit->distance);
+		}
+	}
+	LockBuffer(so->pinned, BUFFER_LOCK_UNLOCK);
+	return found;
+}
+
 IndexScanDesc
 hamming_begin_scan(Relation index, int nkeys, int norderbys)
 {
@@ -515,6 +587,7 @@ hamming_begin_scan(Relation index, int nkeys, int norderbys)
 		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
 		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
 	}
+	so->pinned = InvalidBuffer;
 	scan->opaque = so;
 	return scan;
 }
@@ -575,6 +648,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 		so->query = DatumGetSimhash(scan->orderByData[0].sk_argument);
 	}
 
+	release_pin(so);
 	so->nhits = 0;
 	so->next_hit = 0;
 	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
@@ -600,6 +674,16 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		pgstat_count_index_scan(scan->indexRelation);
 		so->started = true;
+
+		/*
+		 * An index-only scan trusts the visibility map for the TIDs it
+		 * returns, and a scan under a non-MVCC snapshot (an exclusion
+		 * constraint's check) any tuple at the TID: both need the heap tuple
+		 * of the TID to stay the row that was indexed until they have
+		 * looked at it.  An MVCC scan's snapshot does not see a row that
+		 * takes over a TID after VACUUM freed it.
+		 */
+		so->keep_pins = scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
 		if (!so->ordered)
 			start_unordered(scan, NULL, NULL);
 	}
@@ -609,6 +693,8 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 		{
 			HammingHit *hit = &so->hits[so->next_hit++];
 
+			if (so->keep_pins && !hit_still_indexed(scan, hit))
+				continue;		/* VACUUM removed it: its row is dead to everyone */
 			scan->xs_heaptid = hit->tid;
 			scan->xs_recheck = false;
 			if (scan->xs_want_itup)
@@ -656,6 +742,7 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 			}
 			return true;
 		}
+		release_pin(so);		/* the executor is done with the last row */
 		if (!so->ordered)
 		{
 			/* rows in physical order, a page at a time */
@@ -708,6 +795,7 @@ hamming_end_scan(IndexScanDesc scan)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 
+	release_pin(so);
 	pfree(so->hits);
 	if (so->null_itup)
 		pfree(so->null_itup);

@@ -3,13 +3,49 @@
  *	  VACUUM of a "hamming" index: dead entries of tail pages are removed in
  *	  place (the page's last entry fills each hole), dead entries of probe
  *	  table 0 lose their TID (its order must stay), and the cleanup lists the
- *	  tail pages that are at most half full in the metapage, for inserts to
- *	  fill again.
+ *	  tail pages that are at most half full (or new, left by a crash while
+ *	  the index grew) in the metapage, for inserts to fill again.  Only
+ *	  table 0 and the tail are read: tables 1..3 and the directories hold no
+ *	  TIDs.
+ *
+ *	  Entries are removed from a page under a cleanup lock: no other backend
+ *	  holds a pin on it.  A scan that must not see the heap tuple of a TID
+ *	  it returns change under it (an index-only scan, which trusts the
+ *	  visibility map, or an exclusion constraint's check under a dirty
+ *	  snapshot) keeps the page of the entry it returned pinned until the
+ *	  executor is done with the row (hamming_scan.c).  The heap frees a dead
+ *	  tuple's line pointer, and may then mark its page all-visible, only
+ *	  after every index's bulk delete has finished; this one cannot finish
+ *	  while such a scan is on a page whose entries it removes, so the scan
+ *	  never returns a TID whose tuple was removed or replaced.  Rows that a
+ *	  scan read earlier, from pages it no longer holds, are checked against
+ *	  their page again, under the pin, before they are returned.
  */
 #include "hamming.h"
 
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+
+/* which entries of page the callback reports dead: into dead[], their count returned */
+static int
+find_dead(Page page, bool *dead, IndexBulkDeleteCallback callback, void *callback_state)
+{
+	int			n;
+	int			ndead = 0;
+	int			i;
+
+	if (!hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
+		return 0;
+	n = HammingPageGetOpaque(page)->nentries;
+	for (i = 0; i < n; i++)
+	{
+		ItemPointer tid = &HammingPageTids(page)[i];
+
+		dead[i] = ItemPointerIsValid(tid) && callback(tid, callback_state);
+		ndead += dead[i];
+	}
+	return ndead;
+}
 
 IndexBulkDeleteResult *
 hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -18,57 +54,52 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Relation	index = info->index;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber blkno;
+	HammingTables tables;
 	bool		dead[HAMMING_PAGE_CAPACITY];
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
-	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	hamming_read_tables(index, &tables);
+	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno = hamming_pass_next(&tables, blkno))
 	{
 		Buffer		buffer;
 		Page		page;
+		GenericXLogState *xlog;
 		int			n;
-		int			ndead = 0;
+		int			ndead;
 		int			i;
 
 		vacuum_delay_point();
-		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, info->strategy);
-		page = BufferGetPage(buffer);
-		if (!hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
+		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_SHARE, info->strategy);
+		if (find_dead(BufferGetPage(buffer), dead, callback, callback_state) == 0)
 		{
 			UnlockReleaseBuffer(buffer);
 			continue;
 		}
-		n = HammingPageGetOpaque(page)->nentries;
-		for (i = 0; i < n; i++)
+		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		LockBufferForCleanup(buffer);
+		/* inserts may have appended to the page meanwhile */
+		ndead = find_dead(BufferGetPage(buffer), dead, callback, callback_state);
+		if (ndead == 0)
 		{
-			ItemPointer tid = &HammingPageTids(page)[i];
-
-			dead[i] = ItemPointerIsValid(tid) && callback(tid, callback_state);
-			ndead += dead[i];
+			UnlockReleaseBuffer(buffer);
+			continue;
 		}
-		if (ndead > 0 && hamming_page_is(page, HAMMING_SORTED))
+		xlog = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+		n = HammingPageGetOpaque(page)->nentries;
+		if (hamming_page_is(page, HAMMING_SORTED))
 		{
-			GenericXLogState *xlog = GenericXLogStart(index);
-			ItemPointerData *tids;
-
-			page = GenericXLogRegisterBuffer(xlog, buffer, 0);
-			tids = HammingPageTids(page);
 			for (i = 0; i < n; i++)
 				if (dead[i])
-					ItemPointerSetInvalid(&tids[i]);
-			GenericXLogFinish(xlog);
-			stats->tuples_removed += ndead;
+					ItemPointerSetInvalid(&HammingPageTids(page)[i]);
 		}
-		else if (ndead > 0)
+		else
 		{
-			GenericXLogState *xlog = GenericXLogStart(index);
-			uint64	   *fps;
-			ItemPointerData *tids;
+			uint64	   *fps = HammingPageFingerprints(page);
+			ItemPointerData *tids = HammingPageTids(page);
 
-			page = GenericXLogRegisterBuffer(xlog, buffer, 0);
-			fps = HammingPageFingerprints(page);
-			tids = HammingPageTids(page);
 			/* fill each hole with the last live entry */
 			for (i = 0; i < n;)
 			{
@@ -83,9 +114,9 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				dead[i] = dead[n];
 			}
 			HammingPageGetOpaque(page)->nentries = n;
-			GenericXLogFinish(xlog);
-			stats->tuples_removed += ndead;
 		}
+		GenericXLogFinish(xlog);
+		stats->tuples_removed += ndead;
 		UnlockReleaseBuffer(buffer);
 	}
 	return stats;
@@ -99,19 +130,21 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BlockNumber blkno;
 	BlockNumber free_page[HAMMING_MAX_FREE_PAGES];
 	int			nfree = 0;
+	HammingTables tables;
 	Buffer		metabuf;
-	GenericXLogState *xlog;
 	HammingMetaPageData *meta;
+	int			i;
 
 	if (info->analyze_only)
 		return stats;
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
-	/* count the entries, and list the pages at most half full */
+	/* count the entries, and list the tail pages at most half full, or new */
+	hamming_read_tables(index, &tables);
 	nblocks = RelationGetNumberOfBlocks(index);
 	stats->num_index_tuples = 0;
-	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno = hamming_pass_next(&tables, blkno))
 	{
 		Buffer		buffer;
 		Page		page;
@@ -122,14 +155,13 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		if (hamming_page_is(page, HAMMING_SORTED))
 		{
 			int			n = HammingPageGetOpaque(page)->nentries;
-			int			i;
 
 			for (i = 0; i < n; i++)
 				stats->num_index_tuples += ItemPointerIsValid(&HammingPageTids(page)[i]);
 		}
-		else if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
+		else if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) || PageIsNew(page))
 		{
-			int			n = HammingPageGetOpaque(page)->nentries;
+			int			n = PageIsNew(page) ? 0 : HammingPageGetOpaque(page)->nentries;
 
 			stats->num_index_tuples += n;
 			if (n <= HAMMING_PAGE_CAPACITY / 2 && nfree < HAMMING_MAX_FREE_PAGES)
@@ -140,20 +172,35 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	stats->num_pages = nblocks;
 	stats->estimated_count = false;
 
+	/*
+	 * The new list, last pages first, without the insert pages (in use
+	 * already); the metapage is written only when the list changed.
+	 */
 	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, info->strategy);
-	xlog = GenericXLogStart(index);
-	meta = HammingPageGetMeta(GenericXLogRegisterBuffer(xlog, metabuf, 0));
-	/* the insert pages are in use already; listed pages come out last first */
-	meta->nfree = 0;
-	while (nfree > 0)
+	meta = HammingPageGetMeta(BufferGetPage(metabuf));
 	{
-		BlockNumber page = free_page[--nfree];
+		BlockNumber listed[HAMMING_MAX_FREE_PAGES];
+		int			nlisted = 0;
 
-		if (page != meta->insert_page[HAMMING_TARGET_DATA] &&
-			page != meta->insert_page[HAMMING_TARGET_NULLS])
-			meta->free_page[meta->nfree++] = page;
+		while (nfree > 0)
+		{
+			BlockNumber page = free_page[--nfree];
+
+			if (page != meta->insert_page[HAMMING_TARGET_DATA] &&
+				page != meta->insert_page[HAMMING_TARGET_NULLS])
+				listed[nlisted++] = page;
+		}
+		if (nlisted != (int) meta->nfree ||
+			memcmp(listed, meta->free_page, nlisted * sizeof(BlockNumber)) != 0)
+		{
+			GenericXLogState *xlog = GenericXLogStart(index);
+
+			meta = HammingPageGetMeta(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+			memcpy(meta->free_page, listed, nlisted * sizeof(BlockNumber));
+			meta->nfree = nlisted;
+			GenericXLogFinish(xlog);
+		}
 	}
-	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(metabuf);
 	return stats;
 }

@@ -3,12 +3,12 @@
 #   sudo bash test/run-tests.sh
 # Installs the build dependencies, builds with -Wall -Wextra -Werror, installs
 # the extension, then runs as the server's user, on a throwaway cluster:
-# `make installcheck` (the pg_regress suite, sql/ and expected/, then the TAP
-# tests, test/t/: streaming standby, crash recovery, concurrent writers and
-# readers), every SQL block of README.md (test/readme.sh), a pg_dump and
-# restore of an exclusion constraint (test/dump_restore.sh), the
-# C-against-Python cross-check of fingerprints on the sample in
-# test/data, and the Citus cluster test (test/citus.sh, skipped when Citus is
+# `make installcheck` (the pg_regress suite, sql/ and expected/, the isolation
+# tests, test/isolation/, then the TAP tests, test/t/: streaming standby, crash
+# recovery, concurrent writers and readers), every SQL block of README.md
+# (test/readme.sh), a pg_dump and restore of an exclusion constraint
+# (test/dump_restore.sh), the C-against-Python cross-check of fingerprints on
+# the sample in test/data, and the Citus cluster test (test/citus.sh, skipped when Citus is
 # not installed; ../shared/vendor/build-citus.sh installs it).  Without root: set PG_CONFIG to an installation you can write
 # to (see README, Development).  Ends with "tests: N passed, M failed" (each
 # pg_regress file and each TAP subtest counts once) and exits non-zero on any
@@ -29,11 +29,12 @@ echo "== make installcheck (pg_regress, then TAP)"
 PGPORT_WANTED=54331 start_cluster "$work/regress"
 (cd "$work/src" && as_pg_user make -s with_llvm=no PG_CONFIG="$PG_CONFIG" installcheck) 2>&1 | tee "$work/check.out" || true
 
-# pg_regress: one line per file, "test NAME ... ok" (15) or "ok N - NAME" (16+)
+# pg_regress and pg_isolation_regress: one line per file, "test NAME ... ok"
+# (15) or "ok N - NAME" (16+)
 regress_total=$(grep -cE '\.\.\. +(ok|FAILED|failed)|^(not )?ok +[0-9]+ +[-+] ' "$work/check.out" || true)
 regress_failed=$(grep -cE '\.\.\. +(FAILED|failed)|^not ok +[0-9]+ +[-+] ' "$work/check.out" || true)
 if [ "$regress_total" = 0 ]; then regress_failed=1; fi
-[ "$regress_failed" = 0 ] || head -200 "$work/src/regression.diffs" 2>/dev/null || true
+[ "$regress_failed" = 0 ] || head -200 "$work/src/regression.diffs" "$work/src/output_iso/regression.diffs" 2>/dev/null || true
 # TAP: prove's summary "Files=F, Tests=N" and "Failed X/Y subtests" per failing file
 tap_total=$(grep -oE '^Files=[0-9]+, Tests=[0-9]+' "$work/check.out" | grep -oE '[0-9]+$' || echo 0)
 tap_failed=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$work/check.out" | awk '{split($2, a, "/"); s += a[1]} END {print s + 0}' || true)
