@@ -422,6 +422,12 @@ CREATE INDEX ON docs USING hamming (fp, id);
 CREATE UNIQUE INDEX ON docs USING hamming (fp);
 CREATE INDEX ON docs USING hamming (fp) INCLUDE (id);
 
+-- every hamming index that the tests above wrote passes hamming_index_check
+SELECT c.relname AS checked_index
+FROM pg_class c JOIN pg_am a ON a.oid = c.relam, LATERAL hamming_index_check(c.oid)
+WHERE a.amname = 'hamming' AND c.relnamespace = 'hamming_test'::regnamespace
+ORDER BY 1;
+
 SET client_min_messages = warning;
 DROP SCHEMA hamming_test CASCADE;
 RESET client_min_messages;

@@ -284,5 +284,6 @@ SELECT * FROM shingle_verify_pairs('SELECT 1::bigint, 2::bigint, 3 UNION ALL SEL
 								   'SELECT 1::bigint, ''a b c''::text UNION ALL SELECT 2, ''A B, C!'' UNION ALL SELECT 4, NULL', 0.5);
 \set VERBOSITY default
 
+SELECT hamming_index_check('sim_docs_fp');
 DROP TABLE sim_words, sim_docs, sim_long, sim_chain, sim_endings;
 DROP FUNCTION sim_dedup_ref();

@@ -198,6 +198,11 @@ typedef struct HammingScanOpaqueData
 	bool		probing;		/* unordered: hits came from the tables, the tail is next */
 	int			ring;			/* ordered: every row within ring bits has been returned */
 	bool		rings_over;		/* ordered: passes from now on */
+	HammingHit *tail;			/* ordered, by rings: the tail's rows, sorted */
+	int			ntail;
+	int			next_tail;		/* the first not in a ring yet */
+	BlockNumber tail_pages;		/* ordered: the tail when read (a pass reads it again) */
+	double		tail_entries;
 
 	/* returned rows not yet handed out: hits of one page, or one ordered batch */
 	HammingHit *hits;
@@ -277,7 +282,8 @@ extern IndexBulkDeleteResult *hamming_vacuum_cleanup(IndexVacuumInfo *info,
 /* hamming_cost.c */
 extern double hamming_pass_work(double pages, double entries);
 extern double hamming_probe_work(const HammingTables *tables, int k);
-extern bool hamming_probe_pays(const HammingTables *tables, int k);
+extern bool hamming_probe_pays(const HammingTables *tables, int k, double tail_pages,
+							   double tail_entries);
 extern void hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 								  Cost *indexStartupCost, Cost *indexTotalCost,
 								  Selectivity *indexSelectivity, double *indexCorrelation,

@@ -385,18 +385,25 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* the init fork of an unlogged index: an empty metapage */
+/*
+ * The init fork of an unlogged index: an empty metapage, WAL-logged whole
+ * (generic WAL writes nothing for an unlogged relation), so that recovery
+ * and a standby have it: at the end of recovery the init fork becomes the
+ * index.
+ */
 void
 hamming_build_empty(Relation index)
 {
 	Buffer		metabuf;
-	GenericXLogState *xlog;
 
 	metabuf = ReadBufferExtended(index, INIT_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(metabuf) == HAMMING_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	xlog = GenericXLogStart(index);
-	hamming_init_metapage(GenericXLogRegisterBuffer(xlog, metabuf, GENERIC_XLOG_FULL_IMAGE));
-	GenericXLogFinish(xlog);
+	START_CRIT_SECTION();
+	hamming_init_metapage(BufferGetPage(metabuf));
+	MarkBufferDirty(metabuf);
+	log_newpage_buffer(metabuf, true);
+	END_CRIT_SECTION();
 	UnlockReleaseBuffer(metabuf);
 }
 

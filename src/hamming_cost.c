@@ -12,8 +12,9 @@
  *	    bucket within r_j bits of the query (hamming_table_radii), each a
  *	    directory read and a page access, and test every entry there; each
  *	    row found in tables 1..3 is looked up in table 0.
- *	  A scan that probes reads the tail too, so the tail does not enter the
- *	  choice.
+ *	  A radius scan that probes reads the tail too, so the tail does not
+ *	  enter its choice; an ordered scan reads the tail once for all its
+ *	  rings of probes, and each of its passes reads it again.
  *
  *	  The planner's cost of a pass is its pages at seq_page_cost and its
  *	  entries at a tenth of cpu_operator_cost (ten times cheaper than calling
@@ -86,12 +87,20 @@ hamming_probe_work(const HammingTables *tables, int k)
 	return work + tables->nsorted * simhash_random_within_fraction(k) * WORK_ROW;
 }
 
-/* are probes of the tables for "within k bits" cheaper than a pass over them? */
+/*
+ * Are probes of the tables for "within k bits" cheaper than a pass?  A pass
+ * reads table 0 and the tail; tail_pages and tail_entries are the part of
+ * the tail that the probes' caller does not read again for them: none for a
+ * radius scan (it reads the tail after its probes, as a pass would), all of
+ * it for the rings of an ordered scan (it reads the tail once, each pass
+ * reads it again).
+ */
 bool
-hamming_probe_pays(const HammingTables *tables, int k)
+hamming_probe_pays(const HammingTables *tables, int k, double tail_pages, double tail_entries)
 {
 	return tables->ntables > 0 &&
-		hamming_probe_work(tables, k) < hamming_pass_work(tables->table0_pages, tables->nsorted);
+		hamming_probe_work(tables, k) <
+		hamming_pass_work(tables->table0_pages + tail_pages, tables->nsorted + tail_entries);
 }
 
 /* the smallest radius among the scan's conditions, as far as the planner knows */
@@ -174,7 +183,7 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			double		tail_pass = hamming_pass_work(Max(pages - tables.table0_pages, 0),
 													  Max(entries - tables.nsorted, 0));
 
-			if (hamming_probe_pays(&tables, k))
+			if (hamming_probe_pays(&tables, k, 0, 0))
 				scan = pass * (hamming_probe_work(&tables, k) + tail_pass) / (table_pass + tail_pass);
 		}
 		*indexStartupCost = 0;

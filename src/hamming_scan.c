@@ -5,9 +5,10 @@
  *	  pages, or reads every page, whichever hamming_cost.c models cheaper;
  *	  both keep the entries within the radius of every condition: exact, no
  *	  recheck.  An ordered scan (ORDER BY fp <-> q) returns rings: every row
- *	  within 1, 3, 5, ... bits not returned yet, found by probes and a read of
- *	  the tail, sorted; once a ring's probes would cost more than a pass (or
- *	  its rows outgrow work_mem) it makes passes over the index instead; each
+ *	  within 1, 3, 5, ... bits not returned yet, found by probes and among the
+ *	  tail's rows (read once, kept sorted by distance), sorted; once a ring's
+ *	  probes would cost more than a pass (or the tail's rows and the ring's
+ *	  outgrow work_mem) it makes passes over the index instead; each
  *	  pass keeps, in a bounded max-heap, the next batch_size entries in
  *	  (distance, heap TID) order after the last one returned, and returns them
  *	  sorted.  The first pass keeps few entries, each later pass eight times
@@ -96,7 +97,8 @@ matches_all(const HammingScanOpaque so, simhash fp)
 
 /*
  * The entries of a data page that satisfy every condition, with their
- * distance to the first condition's center (or 0), into out.
+ * distance to the query of an ordered scan, else to the first condition's
+ * center (or 0), into out.
  */
 HAMMING_POPCOUNT_CLONES
 static int
@@ -108,7 +110,19 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 	int			found = 0;
 	int			i;
 
-	if (so->nconds == 0)
+	if (so->ordered)
+	{
+		for (i = 0; i < n; i++)
+		{
+			if (!ItemPointerIsValid(&tids[i]) || !matches_all(so, fps[i]))
+				continue;
+			out[found].tid = tids[i];
+			out[found].slot = i;
+			out[found].blkno = blkno;
+			out[found++].distance = hamming_popcount(fps[i] ^ so->query);
+		}
+	}
+	else if (so->nconds == 0)
 	{
 		for (i = 0; i < n; i++)
 		{
@@ -412,7 +426,7 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	for (i = 1; i < so->nconds; i++)
 		if (so->radius[i] < so->radius[best])
 			best = i;
-	if (so->tables.ntables > 0 && hamming_probe_pays(&so->tables, so->radius[best]))
+	if (hamming_probe_pays(&so->tables, so->radius[best], 0, 0))
 	{
 		Collector	c;
 
@@ -434,10 +448,74 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	}
 }
 
+static void
+free_tail(HammingScanOpaque so)
+{
+	if (so->tail)
+		pfree(so->tail);
+	so->tail = NULL;
+	so->ntail = 0;
+	so->next_tail = 0;
+}
+
+/*
+ * The rows of the tail that satisfy the scan's conditions, with their
+ * distance to the query, sorted, into so->tail: an ordered scan reads the
+ * tail once, when its first ring starts, and each ring takes the next of
+ * them.  Returns false (and keeps none) when they are more than limit.
+ */
+static bool
+read_tail(IndexScanDesc scan, int limit)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
+	BlockNumber blkno;
+	int			room = HAMMING_PAGE_CAPACITY;
+
+	so->tail = palloc(room * sizeof(HammingHit));
+	so->ntail = 0;
+	so->next_tail = 0;
+	so->tail_pages = nblocks - so->tables.tail_start;
+	so->tail_entries = 0;
+	for (blkno = so->tables.tail_start; blkno < nblocks; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
+		page = BufferGetPage(buffer);
+		if (hamming_page_is(page, HAMMING_DATA))
+		{
+			int			n = HammingPageGetOpaque(page)->nentries;
+
+			if (so->ntail + n > limit)
+			{
+				UnlockReleaseBuffer(buffer);
+				pfree(so->tail);
+				so->tail = NULL;
+				so->ntail = 0;
+				return false;
+			}
+			if (so->ntail + n > room)
+			{
+				room = Min(Max(room * 2, so->ntail + n), limit);
+				so->tail = repalloc(so->tail, room * sizeof(HammingHit));
+			}
+			so->ntail += data_page_matches(so, page, blkno, so->tail + so->ntail);
+			so->tail_entries += n;
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+	qsort(so->tail, so->ntail, sizeof(HammingHit), hit_qsort_cmp);
+	return true;
+}
+
 /*
  * The next ring of an ordered scan into so->hits, sorted: the rows farther
  * than so->ring bits and within the next ring's, from the tables and the
- * tail.  Returns false when rings no longer pay (passes from then on).
+ * tail.  Returns false when rings no longer pay (passes from then on), or
+ * when the tail's rows and a ring's outgrow work_mem.
  */
 static bool
 next_ring(IndexScanDesc scan)
@@ -447,60 +525,31 @@ next_ring(IndexScanDesc scan)
 	if (so->rings_over)
 		return false;
 	if (so->ring == -1)
+	{
 		hamming_read_tables(scan->indexRelation, &so->tables);
+		if (so->tables.ntables == 0 || !read_tail(scan, hits_limit() / 2))
+		{
+			so->rings_over = true;
+			return false;
+		}
+	}
 	for (;;)
 	{
 		int			ring = Min(so->ring + HAMMING_RING_STEP, SIMHASH_BITS);
 		Collector	c;
-		BlockNumber blkno;
-		BlockNumber nblocks;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!hamming_probe_pays(&so->tables, ring))
-		{
-			so->rings_over = true;
-			return false;
-		}
+		if (!hamming_probe_pays(&so->tables, ring, so->tail_pages, so->tail_entries))
+			break;
 		collector_init(&c, so, so->ring, NULL);
+		c.limit -= so->ntail;
 		hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
 					  collector_match, collector_emit, &c);
-		nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
-		for (blkno = so->tables.tail_start; blkno < nblocks && !c.overflow; blkno++)
-		{
-			Buffer		buffer;
-			Page		page;
-
-			CHECK_FOR_INTERRUPTS();
-			buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
-			page = BufferGetPage(buffer);
-			if (hamming_page_is(page, HAMMING_DATA))
-			{
-				const uint64 *fps = HammingPageFingerprints(page);
-				int			n = HammingPageGetOpaque(page)->nentries;
-				int			i;
-
-				for (i = 0; i < n; i++)
-				{
-					HammingHit	hit;
-
-					hit.distance = pg_popcount64(fps[i] ^ so->query);
-					if (hit.distance > ring || !collector_match(&c, fps[i], hit.distance))
-						continue;
-					hit.tid = HammingPageTids(page)[i];
-					hit.slot = i;
-					hit.blkno = blkno;
-					if (!collector_emit(&c, &hit))
-						break;
-				}
-			}
-			UnlockReleaseBuffer(buffer);
-		}
+		while (!c.overflow && so->next_tail < so->ntail &&
+			   so->tail[so->next_tail].distance <= ring)
+			collector_emit(&c, &so->tail[so->next_tail++]);
 		if (c.overflow)
-		{
-			so->nhits = 0;
-			so->rings_over = true;
-			return false;
-		}
+			break;
 		so->ring = ring;
 		if (ring == SIMHASH_BITS)
 			so->done = true;	/* every fingerprint is in these hits */
@@ -510,6 +559,11 @@ next_ring(IndexScanDesc scan)
 			return true;
 		}
 	}
+	/* passes from now on: they read the tail again */
+	so->nhits = 0;
+	so->rings_over = true;
+	free_tail(so);
+	return false;
 }
 
 static void
@@ -661,6 +715,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->probing = false;
 	so->ring = -1;
 	so->rings_over = false;
+	free_tail(so);
 }
 
 bool
@@ -796,6 +851,7 @@ hamming_end_scan(IndexScanDesc scan)
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 
 	release_pin(so);
+	free_tail(so);
 	pfree(so->hits);
 	if (so->null_itup)
 		pfree(so->null_itup);

@@ -101,7 +101,13 @@ hamming_new_buffer(Relation index)
 	return buffer;
 }
 
-/* complain about a page that this method did not write */
+/*
+ * Complain about a page that this method did not write, a metapage of a
+ * version this library does not read, and a new (all-zero) page at block 0:
+ * the metapage of an unlogged index whose init fork a crash lost, in
+ * versions before 0.4.0.  (A new page elsewhere is a page that a crash left
+ * while the index grew: scans skip it, inserts take it once VACUUM lists it.)
+ */
 void
 hamming_check_page(Relation index, Page page, BlockNumber blkno)
 {
@@ -109,7 +115,15 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 	Size		capacity;
 
 	if (PageIsNew(page))
+	{
+		if (blkno == HAMMING_METAPAGE_BLKNO)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has no metapage", RelationGetRelationName(index)),
+					 errdetail("Block 0 is all zero; it should hold the metapage."),
+					 errhint("Please REINDEX it.")));
 		return;
+	}
 	flags = HammingPageGetOpaque(page)->flags;
 	capacity = (flags & HAMMING_KEYS) ? HAMMING_KEYS_CAPACITY :
 		(flags & HAMMING_DIRECTORY) ? HAMMING_DIRECTORY_CAPACITY : HAMMING_PAGE_CAPACITY;
@@ -122,6 +136,14 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 				 errmsg("index \"%s\" contains an unexpected page at block %u",
 						RelationGetRelationName(index), blkno),
 				 errhint("Please REINDEX it.")));
+	if (blkno == HAMMING_METAPAGE_BLKNO &&
+		(HammingPageGetMeta(page)->version < 1 || HammingPageGetMeta(page)->version > HAMMING_VERSION))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has version %u, which this version of simhash does not read",
+						RelationGetRelationName(index), HammingPageGetMeta(page)->version),
+				 errdetail("Versions 1 to %d are read.", HAMMING_VERSION),
+				 errhint("Please REINDEX it, or install the simhash library that built it.")));
 }
 
 /* page blkno, pinned, locked in mode and checked */

@@ -134,6 +134,12 @@ like($second->{stderr}, qr/conflicting key value violates exclusion constraint/,
 is($primary->safe_psql('postgres', q{SELECT string_agg(id::text, ',') FROM distinct_docs WHERE id >= 100}),
 	'100', 'exclusion: only the first near-copy is stored');
 
+is($primary->safe_psql('postgres',
+	q{SELECT hamming_index_check('docs_fp')::text || hamming_index_check('distinct_docs_fp_excl')::text}),
+	'', 'hamming_index_check passes on the primary');
+is($standby->safe_psql('postgres', q{SELECT hamming_index_check('docs_fp')::text}), '',
+	'hamming_index_check passes on the standby');
+
 $standby->stop;
 $primary->stop;
 done_testing();

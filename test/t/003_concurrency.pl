@@ -113,5 +113,8 @@ for my $index (@indexes)
 	}
 }
 
+is($node->safe_psql('postgres', q{SELECT hamming_index_check('docs_hamming')::text}), '',
+	'hamming_index_check passes after the concurrent load');
+
 $node->stop;
 done_testing();

@@ -5,8 +5,9 @@ package SimhashTest;
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
+use Test::More;
 use Exporter 'import';
-our @EXPORT = qw(primary_and_standby simhash_test_sql);
+our @EXPORT = qw(primary_and_standby simhash_test_sql index_answers_exact);
 
 # a started primary (allows streaming, 40 connections) and its started standby
 sub primary_and_standby
@@ -37,6 +38,33 @@ sub simhash_test_sql
 	CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 20) j;
 	CREATE TABLE docs (id bigserial PRIMARY KEY, fp simhash);
 	};
+}
+
+# Do the index scans of table(id, fp) answer as sequential scans do (radius
+# searches around the centers, their 10 nearest rows, the row count of an
+# index-only scan), and does hamming_index_check pass on each hamming index of
+# the table?  Four Test::More tests.
+sub index_answers_exact
+{
+	my ($node, $table, $label) = @_;
+	my $index = 'SET enable_seqscan = off; SET enable_sort = off; SET enable_bitmapscan = off;';
+	my $seq = 'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;';
+	my %queries = (
+		radius => qq{SELECT string_agg(k || ':' || c.j || ':' || t.id, ',' ORDER BY k, c.j, t.id)
+			FROM centers c, generate_series(0, 12, 3) k, $table t WHERE t.fp <~> c.fp <= k},
+		nearest => qq{SELECT string_agg(c.j || ':' || x.d, ',' ORDER BY c.j, x.d)
+			FROM centers c, LATERAL (SELECT fp <~> c.fp AS d FROM $table ORDER BY fp <~> c.fp LIMIT 10) x},
+		count => qq{SELECT count(*) FROM $table});
+	for my $kind (sort keys %queries)
+	{
+		is($node->safe_psql('postgres', "$index $queries{$kind}"),
+			$node->safe_psql('postgres', "$seq $queries{$kind}"),
+			"$label: $kind answers of the index equal a sequential scan's");
+	}
+	like($node->safe_psql('postgres', qq{SELECT count(hamming_index_check(c.oid)::text)
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+		WHERE i.indrelid = '$table'::regclass AND a.amname = 'hamming'}),
+		qr/^[1-9]/, "$label: hamming_index_check passes on each hamming index");
 }
 
 1;

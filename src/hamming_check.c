@@ -1,0 +1,418 @@
+/*
+ * hamming_check.c
+ *	  hamming_index_check(regclass): verification of a "hamming" index, in
+ *	  the manner of amcheck.  It reads every page under a share lock (as a
+ *	  scan does: inserts, scans and VACUUM go on) and checks
+ *	  - every page: the method's page id and an entry count within capacity;
+ *	    the metapage's magic and version, its insert pages and free list
+ *	    (tail pages of the right kind);
+ *	  - the layout: table 0, the directories and tables 1..3 where the
+ *	    metapage says, each page of the kind of its part, full but for the
+ *	    last, then the tail (fingerprint and NULL pages, or new pages);
+ *	  - table 0 sorted on (fingerprint, heap TID), cleared TIDs (tombstones)
+ *	    wholly invalid, tables 1..3 sorted and holding table 0's fingerprints
+ *	    rotated (compared by an order-free hash of both), each directory
+ *	    nondecreasing from 0 to the table's entry count, every entry within
+ *	    its prefix's bucket;
+ *	  - no TID cleared in the tail;
+ *	  - the heap: every row that an MVCC snapshot taken before the index is
+ *	    read sees has an entry with its fingerprint (or NULL).  The index's
+ *	    entries go to a Bloom filter of maintenance_work_mem at most (as
+ *	    amcheck's heapallindexed does), so a missing entry is found with
+ *	    high probability, not certainty.
+ *	  A violation is an error with SQLSTATE XX002 (index_corrupted) naming
+ *	  the block and what was expected.
+ */
+#include "hamming.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "common/pg_prng.h"
+#include "lib/bloomfilter.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/snapmgr.h"
+
+PG_FUNCTION_INFO_V1(hamming_index_check);
+
+#define CHECK(index, cond, ...) \
+	do { \
+		if (!(cond)) \
+			ereport(ERROR, \
+					(errcode(ERRCODE_INDEX_CORRUPTED), \
+					 errmsg("index \"%s\" is corrupted", RelationGetRelationName(index)), \
+					 errdetail(__VA_ARGS__), \
+					 errhint("Please REINDEX it."))); \
+	} while (0)
+
+/* what the Bloom filter holds per entry (zero padding included) */
+typedef struct CheckedEntry
+{
+	ItemPointerData tid;
+	uint16		isnull;
+	uint64		fp;
+} CheckedEntry;
+
+typedef struct CheckState
+{
+	Relation	index;
+	HammingTables tables;
+	BlockNumber nblocks;
+	bloom_filter *filter;
+	uint64		hash[HAMMING_NTABLES];	/* order-free hash of each table's fingerprints */
+	/* where the walk through a table stands */
+	uint32		entry;
+	uint64		previous;
+	ItemPointerData previous_tid;
+	uint32	   *directory;		/* of the table being walked */
+	int64		rows;			/* heap rows checked */
+} CheckState;
+
+static uint64
+mix(uint64 x)
+{
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+static void
+remember(CheckState *cs, const ItemPointerData *tid, bool isnull, uint64 fp)
+{
+	CheckedEntry e;
+
+	memset(&e, 0, sizeof(e));
+	e.tid = *tid;
+	e.isnull = isnull;
+	e.fp = isnull ? 0 : fp;
+	bloom_add_element(cs->filter, (unsigned char *) &e, sizeof(e));
+}
+
+/* a page, share-locked and checked as every read checks it */
+static Buffer
+check_read(CheckState *cs, BlockNumber blkno)
+{
+	CHECK_FOR_INTERRUPTS();
+	return hamming_lock_page(cs->index, blkno, BUFFER_LOCK_SHARE, NULL);
+}
+
+/* a page of a table or directory: its kind, and full unless it is the table's last */
+static Page
+check_part_page(CheckState *cs, Buffer buffer, BlockNumber blkno, uint16 kind,
+				Size capacity, Size remaining, const char *part)
+{
+	Page		page = BufferGetPage(buffer);
+
+	CHECK(cs->index, hamming_page_is(page, kind),
+		  "Block %u should be a page of %s.", blkno, part);
+	CHECK(cs->index, HammingPageGetOpaque(page)->nentries == Min(capacity, remaining),
+		  "Block %u (%s) holds %u entries, %zu expected.", blkno, part,
+		  HammingPageGetOpaque(page)->nentries, Min(capacity, remaining));
+	return page;
+}
+
+/* the directory of table j, read and checked: nondecreasing from 0 to nsorted */
+static void
+read_directory(CheckState *cs, int j)
+{
+	uint32		size = ((uint32) 1 << cs->tables.dir_bits) + 1;
+	uint32		i;
+	BlockNumber blkno = cs->tables.dir_start[j];
+
+	for (i = 0; i < size; blkno++)
+	{
+		Buffer		buffer = check_read(cs, blkno);
+		Page		page = check_part_page(cs, buffer, blkno, HAMMING_DIRECTORY,
+										   HAMMING_DIRECTORY_CAPACITY, size - i, "a directory");
+		int			n = HammingPageGetOpaque(page)->nentries;
+		int			k;
+
+		for (k = 0; k < n; k++, i++)
+		{
+			cs->directory[i] = HammingPageDirectory(page)[k];
+			CHECK(cs->index, i > 0 || cs->directory[i] == 0,
+				  "The directory of probe table %d does not start at entry 0.", j);
+			CHECK(cs->index, i == 0 || cs->directory[i] >= cs->directory[i - 1],
+				  "The directory of probe table %d decreases at bucket %u (block %u).", j, i, blkno);
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+	CHECK(cs->index, cs->directory[size - 1] == cs->tables.nsorted,
+		  "The directory of probe table %d ends at entry %u, not at the table's %u entries.",
+		  j, cs->directory[size - 1], cs->tables.nsorted);
+}
+
+/* the next key of table j in the walk: sorted, in its prefix's bucket, hashed */
+static void
+walk_key(CheckState *cs, int j, uint64 key, BlockNumber blkno)
+{
+	uint32		bucket = (uint32) (key >> (64 - cs->tables.dir_bits));
+	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
+	uint64		fp = rotation == 0 ? key : (key << rotation) | (key >> (64 - rotation));
+
+	CHECK(cs->index, cs->entry == 0 || key >= cs->previous,
+		  "Probe table %d is out of order at entry %u (block %u).", j, cs->entry, blkno);
+	CHECK(cs->index, cs->directory[bucket] <= cs->entry && cs->entry < cs->directory[bucket + 1],
+		  "Entry %u of probe table %d (block %u) is outside its directory bucket %u (entries %u to %u).",
+		  cs->entry, j, blkno, bucket, cs->directory[bucket], cs->directory[bucket + 1]);
+	cs->hash[j] += mix(fp);
+	cs->previous = key;
+	cs->entry++;
+}
+
+/* table 0: sorted on (fingerprint, TID), tombstones wholly invalid */
+static void
+check_table0(CheckState *cs)
+{
+	BlockNumber blkno;
+
+	read_directory(cs, 0);
+	cs->entry = 0;
+	for (blkno = cs->tables.table_start[0]; blkno < cs->tables.table_start[0] + cs->tables.table0_pages; blkno++)
+	{
+		Buffer		buffer = check_read(cs, blkno);
+		Page		page = check_part_page(cs, buffer, blkno, HAMMING_DATA | HAMMING_SORTED,
+										   HAMMING_PAGE_CAPACITY, cs->tables.nsorted - cs->entry,
+										   "probe table 0");
+		int			n = HammingPageGetOpaque(page)->nentries;
+		int			i;
+
+		CHECK(cs->index, hamming_page_is(page, HAMMING_SORTED), "Block %u should be a page of probe table 0.", blkno);
+		for (i = 0; i < n; i++)
+		{
+			uint64		fp = HammingPageFingerprints(page)[i];
+			ItemPointerData *tid = &HammingPageTids(page)[i];
+
+			CHECK(cs->index, ItemPointerIsValid(tid) ||
+				  (ItemPointerGetBlockNumberNoCheck(tid) == InvalidBlockNumber &&
+				   ItemPointerGetOffsetNumberNoCheck(tid) == InvalidOffsetNumber),
+				  "Entry %d of block %u (probe table 0) has a heap TID of offset 0 that is not a tombstone.", i, blkno);
+			if (ItemPointerIsValid(tid))
+			{
+				CHECK(cs->index, cs->entry == 0 || fp != cs->previous || !ItemPointerIsValid(&cs->previous_tid) ||
+					  ItemPointerCompare(tid, &cs->previous_tid) > 0,
+					  "Probe table 0 is out of order at entry %u (block %u): equal fingerprints with TIDs not increasing.",
+					  cs->entry, blkno);
+				remember(cs, tid, false, fp);
+			}
+			if (cs->entry == 0 || fp != cs->previous)
+				ItemPointerSetInvalid(&cs->previous_tid);
+			if (ItemPointerIsValid(tid))
+				cs->previous_tid = *tid;
+			walk_key(cs, 0, fp, blkno);
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/* table j of 1..3 and its directory */
+static void
+check_keys_table(CheckState *cs, int j)
+{
+	BlockNumber blkno = cs->tables.table_start[j];
+
+	read_directory(cs, j);
+	cs->entry = 0;
+	while (cs->entry < cs->tables.nsorted)
+	{
+		Buffer		buffer = check_read(cs, blkno);
+		Page		page = check_part_page(cs, buffer, blkno, HAMMING_KEYS, HAMMING_KEYS_CAPACITY,
+										   cs->tables.nsorted - cs->entry, "a probe table");
+		int			n = HammingPageGetOpaque(page)->nentries;
+		int			i;
+
+		for (i = 0; i < n; i++)
+			walk_key(cs, j, HammingPageKeys(page)[i], blkno);
+		UnlockReleaseBuffer(buffer);
+		blkno++;
+	}
+	CHECK(cs->index, cs->hash[j] == cs->hash[0],
+		  "Probe table %d does not hold the fingerprints of probe table 0.", j);
+}
+
+/* the pages of the probe tables lie where the metapage says, in order, up to the tail */
+static void
+check_layout(CheckState *cs)
+{
+	const HammingTables *t = &cs->tables;
+	Size		dir_pages = (((Size) 1 << t->dir_bits) + 1 + HAMMING_DIRECTORY_CAPACITY - 1) / HAMMING_DIRECTORY_CAPACITY;
+	Size		keys_pages = ((Size) t->nsorted + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY;
+	BlockNumber expected = HAMMING_METAPAGE_BLKNO + 1;
+	int			j;
+
+	CHECK(cs->index, t->dir_bits >= 1 && t->dir_bits <= HAMMING_MAX_DIR_BITS && t->nsorted > 0,
+		  "The metapage describes probe tables of %u entries with %u directory bits.", t->nsorted, t->dir_bits);
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		CHECK(cs->index, t->table_start[j] == expected,
+			  "Probe table %d starts at block %u, block %u expected.", j, t->table_start[j], expected);
+		expected += j == 0 ? t->table0_pages : keys_pages;
+		CHECK(cs->index, t->dir_start[j] == expected,
+			  "The directory of probe table %d starts at block %u, block %u expected.", j, t->dir_start[j], expected);
+		expected += dir_pages;
+	}
+	CHECK(cs->index, t->tail_start == expected && expected <= cs->nblocks,
+		  "The tail starts at block %u, block %u expected (the index has %u blocks).",
+		  t->tail_start, expected, cs->nblocks);
+}
+
+/* the metapage's insert pages and free list name tail pages */
+static void
+check_metapage(CheckState *cs)
+{
+	Buffer		buffer = check_read(cs, HAMMING_METAPAGE_BLKNO);
+	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(buffer));
+	int			target;
+	uint32		i;
+
+	for (target = 0; target < 2; target++)
+		CHECK(cs->index, meta->insert_page[target] == InvalidBlockNumber ||
+			  (meta->insert_page[target] >= cs->tables.tail_start && meta->insert_page[target] < cs->nblocks),
+			  "The metapage's insert page %u is not a tail page.", meta->insert_page[target]);
+	CHECK(cs->index, meta->nfree <= HAMMING_MAX_FREE_PAGES,
+		  "The metapage lists %u free pages, at most %d expected.", meta->nfree, HAMMING_MAX_FREE_PAGES);
+	for (i = 0; i < meta->nfree; i++)
+		CHECK(cs->index, meta->free_page[i] >= cs->tables.tail_start && meta->free_page[i] < cs->nblocks,
+			  "The metapage's free page %u is not a tail page.", meta->free_page[i]);
+	UnlockReleaseBuffer(buffer);
+}
+
+/* tail pages: fingerprints or NULLs, every TID valid */
+static void
+check_tail(CheckState *cs)
+{
+	BlockNumber blkno;
+
+	for (blkno = cs->tables.tail_start; blkno < cs->nblocks; blkno++)
+	{
+		Buffer		buffer = check_read(cs, blkno);
+		Page		page = BufferGetPage(buffer);
+
+		if (!PageIsNew(page))
+		{
+			bool		nulls = hamming_page_is(page, HAMMING_NULLS);
+			int			n = HammingPageGetOpaque(page)->nentries;
+			int			i;
+
+			CHECK(cs->index, (hamming_page_is(page, HAMMING_DATA) || nulls) &&
+				  !hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_META),
+				  "Block %u of the tail is not a page of fingerprints or NULLs.", blkno);
+			for (i = 0; i < n; i++)
+			{
+				ItemPointerData *tid = &HammingPageTids(page)[i];
+
+				CHECK(cs->index, ItemPointerIsValid(tid),
+					  "Entry %d of tail block %u has an invalid heap TID.", i, blkno);
+				remember(cs, tid, nulls, HammingPageFingerprints(page)[i]);
+			}
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/* each row of the heap that the snapshot sees: is it in the filter? */
+static void
+check_heap_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *arg)
+{
+	CheckState *cs = (CheckState *) arg;
+	CheckedEntry e;
+
+	memset(&e, 0, sizeof(e));
+	e.tid = *tid;
+	e.isnull = isnull[0];
+	e.fp = isnull[0] ? 0 : (uint64) DatumGetSimhash(values[0]);
+	cs->rows++;
+	CHECK(index, !bloom_lacks_element(cs->filter, (unsigned char *) &e, sizeof(e)),
+		  "The heap row at (%u,%u) has no entry in the index.",
+		  ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+}
+
+Datum
+hamming_index_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	heap = NULL;
+	Relation	index;
+	CheckState	cs;
+	Snapshot	snapshot;
+	IndexInfo  *indexInfo;
+	TableScanDesc scan;
+	int			j;
+
+	/* the table first, as every other user of both locks them */
+	if (OidIsValid(heapoid))
+		heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->ambuild != hamming_build ||
+		heap == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
+#if PG_VERSION_NUM >= 160000
+	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
+#else
+	if (!pg_class_ownercheck(heapoid, GetUserId()))
+#endif
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(heap));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check temporary tables of other sessions")));
+	if (!index->rd_index->indisvalid || !index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("The index is not valid, or still being built.")));
+	if (IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), TransactionXmin))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("index \"%s\" cannot be checked with this transaction's snapshot",
+						RelationGetRelationName(index)),
+				 errhint("Check it in a new transaction, or at isolation level READ COMMITTED.")));
+
+	/* rows that this snapshot sees have their entries in the index read after it */
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	memset(&cs, 0, sizeof(cs));
+	cs.index = index;
+	cs.nblocks = RelationGetNumberOfBlocks(index);
+	CHECK(index, cs.nblocks > 0, "The index has no blocks; the metapage is missing.");
+	hamming_read_tables(index, &cs.tables);
+	cs.filter = bloom_create((int64) cs.nblocks * HAMMING_PAGE_CAPACITY, maintenance_work_mem,
+							 pg_prng_uint64(&pg_global_prng_state));
+	if (cs.tables.ntables > 0)
+	{
+		check_layout(&cs);
+		cs.directory = palloc((((Size) 1 << cs.tables.dir_bits) + 1) * sizeof(uint32));
+		check_table0(&cs);
+		for (j = 1; j < HAMMING_NTABLES; j++)
+			check_keys_table(&cs, j);
+		pfree(cs.directory);
+	}
+	check_metapage(&cs);
+	check_tail(&cs);
+
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = true;	/* MVCC snapshot, not SnapshotAny */
+	indexInfo->ii_Unique = false;
+	indexInfo->ii_ExclusionOps = NULL;	/* no waits for uncommitted rows */
+	indexInfo->ii_ExclusionProcs = NULL;
+	indexInfo->ii_ExclusionStrats = NULL;
+	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, false);
+	table_index_build_scan(heap, index, indexInfo, true, false, check_heap_row, &cs, scan);
+	UnregisterSnapshot(snapshot);
+	bloom_free(cs.filter);
+
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,103 @@
+# The hamming index access method across crashes and a promotion, with
+# wal_consistency_checking = all on the primary: every WAL record of the
+# method (build, inserts into the tail, VACUUM's tombstones and removals,
+# the free list, REINDEX, the init fork of an unlogged index) is replayed on
+# the standby and its pages compared with the primary's.  An unlogged
+# table's index works after an immediate stop and after the standby's
+# promotion; a new (all-zero) page that a crash leaves at the end of an
+# index is listed by VACUUM and filled by inserts.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTest;
+
+my ($primary, $standby) = primary_and_standby();
+$primary->safe_psql('postgres', "ALTER SYSTEM SET wal_consistency_checking = 'all'");
+$primary->safe_psql('postgres', 'SELECT pg_reload_conf()');
+
+$primary->safe_psql('postgres', simhash_test_sql() . q{
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 5000);
+	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 10) d;
+	INSERT INTO docs (fp) SELECT NULL FROM generate_series(1, 5);
+	CREATE INDEX docs_fp ON docs USING hamming (fp);
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 2000);
+	INSERT INTO docs (fp) SELECT NULL FROM generate_series(1, 5);
+	DELETE FROM docs WHERE id % 3 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM docs');
+$primary->safe_psql('postgres', q{
+	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 6) d;
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 1500);
+	DELETE FROM docs WHERE id % 5 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM docs');
+$primary->safe_psql('postgres', 'CREATE INDEX docs_fp_tail ON docs USING hamming (fp) WITH (probe_tables = off)');
+$primary->safe_psql('postgres', 'REINDEX INDEX docs_fp');
+$primary->wait_for_catchup($standby);
+index_answers_exact($primary, 'docs', 'primary');
+index_answers_exact($standby, 'docs', 'standby under wal_consistency_checking');
+
+# an immediate stop (no checkpoint since the index was built) empties the
+# unlogged table; its index works afterwards
+$primary->safe_psql('postgres', q{
+	CREATE UNLOGGED TABLE scratch (id bigserial, fp simhash);
+	CREATE INDEX scratch_fp ON scratch USING hamming (fp);
+	INSERT INTO scratch (fp) SELECT fp FROM docs;
+});
+index_answers_exact($primary, 'scratch', 'unlogged table');
+$primary->stop('immediate');
+$primary->start;
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM scratch'), '0', 'crash: the unlogged table is empty');
+$primary->safe_psql('postgres', q{
+	INSERT INTO scratch (fp) SELECT fp FROM docs;
+	INSERT INTO scratch (fp) SELECT flip_bits(c.fp, 1) FROM centers c;
+	DELETE FROM scratch WHERE id % 4 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM scratch');
+index_answers_exact($primary, 'scratch', 'unlogged table after an immediate stop');
+index_answers_exact($primary, 'docs', 'primary after an immediate stop');
+
+# a new page at the end of an index, as a crash while it grows leaves it
+$primary->safe_psql('postgres', q{
+	CREATE TABLE grown (id bigserial, fp simhash);
+	CREATE INDEX grown_fp ON grown USING hamming (fp);
+	INSERT INTO grown (fp) SELECT random_simhash() FROM generate_series(1, 100);
+});
+my $file = $primary->data_dir . '/' . $primary->safe_psql('postgres', "SELECT pg_relation_filepath('grown_fp')");
+$primary->stop;
+open(my $fh, '>>', $file) or die $!;
+binmode $fh;
+print $fh "\0" x 8192;
+close $fh;
+$primary->start;
+is($primary->safe_psql('postgres', "SELECT pg_relation_size('grown_fp') / 8192"), '3', 'a new page ends the index');
+$primary->safe_psql('postgres', 'VACUUM grown');
+$primary->safe_psql('postgres', q{INSERT INTO grown (fp) SELECT random_simhash() FROM generate_series(1, 600)});
+is($primary->safe_psql('postgres', "SELECT pg_relation_size('grown_fp') / 8192"), '3',
+	'inserts fill the new page once VACUUM listed it');
+is($primary->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM grown}), '700',
+	'the rows on the new page are found');
+is($primary->safe_psql('postgres', q{SELECT hamming_index_check('grown_fp')::text}), '', 'hamming_index_check passes');
+
+# promotion: the standby's unlogged table starts from the init fork
+$primary->safe_psql('postgres', 'INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 500)');
+$primary->wait_for_catchup($standby);
+$primary->stop;
+$standby->promote;
+$standby->safe_psql('postgres', q{
+	INSERT INTO scratch (fp) SELECT fp FROM docs;
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 500);
+	DELETE FROM docs WHERE id % 7 = 0;
+});
+$standby->safe_psql('postgres', 'VACUUM docs');
+index_answers_exact($standby, 'scratch', 'unlogged table after promotion');
+index_answers_exact($standby, 'docs', 'promoted standby');
+unlike(slurp_file($standby->logfile), qr/inconsistent page found/,
+	'wal_consistency_checking found no inconsistent page');
+
+$standby->stop;
+done_testing();
