@@ -198,10 +198,11 @@ typedef struct HammingScanOpaqueData
 	bool		probing;		/* unordered: hits came from the tables, the tail is next */
 	int			ring;			/* ordered: every row within ring bits has been returned */
 	bool		rings_over;		/* ordered: passes from now on */
-	HammingHit *tail;			/* ordered, by rings: the tail's rows, sorted */
+	HammingHit *tail;			/* ordered, by rings: the tail's nearest rows, sorted */
 	int			ntail;
 	int			next_tail;		/* the first not in a ring yet */
-	BlockNumber tail_pages;		/* ordered: the tail when read (a pass reads it again) */
+	int			tail_covered;	/* every row of the tail within this is in tail */
+	BlockNumber tail_pages;		/* the tail when read (a pass reads it again) */
 	double		tail_entries;
 
 	/* returned rows not yet handed out: hits of one page, or one ordered batch */

@@ -247,19 +247,20 @@ heap_push(HammingHit *heap, int n, HammingHit hit)
 }
 
 /*
- * Offer the entries of a data page to the heap: those after so->last (if
- * any) that satisfy every condition.  *cutoff is the distance of the heap's
- * root once it is full (no farther entry can enter).
+ * Offer the entries of a data page to a heap of at most cap hits: those
+ * after *after in (distance, heap TID) order (if after is given) that satisfy
+ * every condition.  *cutoff is the distance of the heap's root once it is
+ * full (no farther entry can enter).
  */
 HAMMING_POPCOUNT_CLONES
 static int
 offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit *heap, int n,
-		   int *cutoff)
+		   int cap, const HammingHit *after, int *cutoff)
 {
 	const uint64 *fps = HammingPageFingerprints(page);
 	const ItemPointerData *tids = HammingPageTids(page);
 	int			nentries = HammingPageGetOpaque(page)->nentries;
-	int			floor = so->have_last ? so->last.distance : 0;
+	int			floor = after ? after->distance : 0;
 	simhash		query = so->query;
 	int			i;
 
@@ -274,14 +275,14 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 		hit.distance = d;
 		hit.slot = i;
 		hit.blkno = blkno;
-		if (so->have_last && hit_cmp(&hit, &so->last) <= 0)
+		if (after && hit_cmp(&hit, after) <= 0)
 			continue;
 		if (!matches_all(so, fps[i]) || !ItemPointerIsValid(&hit.tid))
 			continue;
-		if (n < so->batch_size)
+		if (n < cap)
 		{
 			heap_push(heap, n++, hit);
-			if (n == so->batch_size)
+			if (n == cap)
 				*cutoff = heap[0].distance;
 		}
 		else if (hit_cmp(&hit, &heap[0]) < 0)
@@ -313,7 +314,8 @@ ordered_pass(IndexScanDesc scan)
 		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_DATA))
-			n = offer_page(so, page, blkno, so->hits, n, &cutoff);
+			n = offer_page(so, page, blkno, so->hits, n, so->batch_size,
+						   so->have_last ? &so->last : NULL, &cutoff);
 		UnlockReleaseBuffer(buffer);
 	}
 
@@ -459,24 +461,30 @@ free_tail(HammingScanOpaque so)
 }
 
 /*
- * The rows of the tail that satisfy the scan's conditions, with their
- * distance to the query, sorted, into so->tail: an ordered scan reads the
- * tail once, when its first ring starts, and each ring takes the next of
- * them.  Returns false (and keeps none) when they are more than limit.
+ * The nearest rows of the tail farther than above bits that satisfy the
+ * scan's conditions, sorted, into so->tail: as many as limit allows, all of
+ * those within so->tail_covered bits.  The rings of an ordered scan take
+ * them from there; the tail is read again only when a ring goes beyond
+ * so->tail_covered.
  */
-static bool
-read_tail(IndexScanDesc scan, int limit)
+static void
+read_tail(IndexScanDesc scan, int above, int limit)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
 	BlockNumber blkno;
-	int			room = HAMMING_PAGE_CAPACITY;
+	HammingHit	after;
+	int			cap;
+	int			cutoff = SIMHASH_BITS;
 
-	so->tail = palloc(room * sizeof(HammingHit));
-	so->ntail = 0;
-	so->next_tail = 0;
+	free_tail(so);
 	so->tail_pages = nblocks - so->tables.tail_start;
 	so->tail_entries = 0;
+	cap = (int) Min((Size) limit, (Size) so->tail_pages * HAMMING_PAGE_CAPACITY);
+	so->tail = palloc(Max(cap, 1) * sizeof(HammingHit));
+	/* after every row at distance above (if any): a TID past every heap TID */
+	after.distance = Max(above, 0);
+	ItemPointerSet(&after.tid, InvalidBlockNumber, PG_UINT16_MAX);
 	for (blkno = so->tables.tail_start; blkno < nblocks; blkno++)
 	{
 		Buffer		buffer;
@@ -487,28 +495,17 @@ read_tail(IndexScanDesc scan, int limit)
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_DATA))
 		{
-			int			n = HammingPageGetOpaque(page)->nentries;
-
-			if (so->ntail + n > limit)
-			{
-				UnlockReleaseBuffer(buffer);
-				pfree(so->tail);
-				so->tail = NULL;
-				so->ntail = 0;
-				return false;
-			}
-			if (so->ntail + n > room)
-			{
-				room = Min(Max(room * 2, so->ntail + n), limit);
-				so->tail = repalloc(so->tail, room * sizeof(HammingHit));
-			}
-			so->ntail += data_page_matches(so, page, blkno, so->tail + so->ntail);
-			so->tail_entries += n;
+			so->ntail = offer_page(so, page, blkno, so->tail, so->ntail, cap,
+								   above >= 0 ? &after : NULL, &cutoff);
+			so->tail_entries += HammingPageGetOpaque(page)->nentries;
 		}
 		UnlockReleaseBuffer(buffer);
 	}
+	/* a full heap may hold only some rows at its farthest distance */
+	so->tail_covered = so->ntail == cap && cap > 0 ? so->tail[0].distance - 1 : SIMHASH_BITS;
 	qsort(so->tail, so->ntail, sizeof(HammingHit), hit_qsort_cmp);
-	return true;
+	while (so->ntail > 0 && so->tail[so->ntail - 1].distance > so->tail_covered)
+		so->ntail--;
 }
 
 /*
@@ -527,11 +524,15 @@ next_ring(IndexScanDesc scan)
 	if (so->ring == -1)
 	{
 		hamming_read_tables(scan->indexRelation, &so->tables);
-		if (so->tables.ntables == 0 || !read_tail(scan, hits_limit() / 2))
+		if (so->tables.ntables == 0)
 		{
 			so->rings_over = true;
 			return false;
 		}
+		/* until the tail is read: its size as its pages tell */
+		so->tail_pages = RelationGetNumberOfBlocks(scan->indexRelation) - so->tables.tail_start;
+		so->tail_entries = (double) so->tail_pages * HAMMING_PAGE_CAPACITY;
+		so->tail_covered = -1;
 	}
 	for (;;)
 	{
@@ -541,6 +542,12 @@ next_ring(IndexScanDesc scan)
 		CHECK_FOR_INTERRUPTS();
 		if (!hamming_probe_pays(&so->tables, ring, so->tail_pages, so->tail_entries))
 			break;
+		if (ring > so->tail_covered)
+		{
+			read_tail(scan, so->ring, hits_limit() / 2);
+			if (ring > so->tail_covered)
+				break;			/* the tail's rows of this ring outgrow work_mem */
+		}
 		collector_init(&c, so, so->ring, NULL);
 		c.limit -= so->ntail;
 		hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
@@ -559,7 +566,7 @@ next_ring(IndexScanDesc scan)
 			return true;
 		}
 	}
-	/* passes from now on: they read the tail again */
+	/* passes from now on: they read the tail */
 	so->nhits = 0;
 	so->rings_over = true;
 	free_tail(so);
