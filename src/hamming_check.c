@@ -30,6 +30,7 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "common/pg_prng.h"
 #include "lib/bloomfilter.h"
 #include "miscadmin.h"
@@ -72,15 +73,11 @@ typedef struct CheckState
 	int64		rows;			/* heap rows checked */
 } CheckState;
 
+/* a hash of a fingerprint, summed over a table: equal sums, likely equal multisets */
 static uint64
 mix(uint64 x)
 {
-	x ^= x >> 33;
-	x *= UINT64CONST(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
+	return hash_bytes_extended((const unsigned char *) &x, sizeof(x), 0);
 }
 
 static void

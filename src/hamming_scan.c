@@ -295,17 +295,20 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 	return n;
 }
 
-/* one pass of an ordered scan: the next batch, sorted, into so->hits */
-static void
-ordered_pass(IndexScanDesc scan)
+/*
+ * Offer the data pages from block first to the end of the index to a heap
+ * (offer_page), skipping the pages of tables 1..3 and the directories;
+ * returns the heap's size, adds the entries read to *entries.
+ */
+static int
+offer_pages(IndexScanDesc scan, BlockNumber first, HammingHit *heap, int n, int cap,
+			const HammingHit *after, int *cutoff, double *entries)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
-	int			cutoff = SIMHASH_BITS;
-	int			n = 0;
 	BlockNumber blkno;
 
-	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno = hamming_pass_next(&so->tables, blkno))
+	for (blkno = first; blkno < nblocks; blkno = hamming_pass_next(&so->tables, blkno))
 	{
 		Buffer		buffer;
 		Page		page;
@@ -314,10 +317,26 @@ ordered_pass(IndexScanDesc scan)
 		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_DATA))
-			n = offer_page(so, page, blkno, so->hits, n, so->batch_size,
-						   so->have_last ? &so->last : NULL, &cutoff);
+		{
+			n = offer_page(so, page, blkno, heap, n, cap, after, cutoff);
+			*entries += HammingPageGetOpaque(page)->nentries;
+		}
 		UnlockReleaseBuffer(buffer);
 	}
+	return n;
+}
+
+/* one pass of an ordered scan: the next batch, sorted, into so->hits */
+static void
+ordered_pass(IndexScanDesc scan)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	int			cutoff = SIMHASH_BITS;
+	double		entries = 0;
+	int			n;
+
+	n = offer_pages(scan, HAMMING_METAPAGE_BLKNO + 1, so->hits, 0, so->batch_size,
+					so->have_last ? &so->last : NULL, &cutoff, &entries);
 
 	qsort(so->hits, n, sizeof(HammingHit), hit_qsort_cmp);
 	so->nhits = n;
@@ -471,36 +490,20 @@ static void
 read_tail(IndexScanDesc scan, int above, int limit)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
-	BlockNumber blkno;
 	HammingHit	after;
 	int			cap;
 	int			cutoff = SIMHASH_BITS;
 
 	free_tail(so);
-	so->tail_pages = nblocks - so->tables.tail_start;
+	so->tail_pages = RelationGetNumberOfBlocks(scan->indexRelation) - so->tables.tail_start;
 	so->tail_entries = 0;
 	cap = (int) Min((Size) limit, (Size) so->tail_pages * HAMMING_PAGE_CAPACITY);
 	so->tail = palloc(Max(cap, 1) * sizeof(HammingHit));
 	/* after every row at distance above (if any): a TID past every heap TID */
 	after.distance = Max(above, 0);
 	ItemPointerSet(&after.tid, InvalidBlockNumber, PG_UINT16_MAX);
-	for (blkno = so->tables.tail_start; blkno < nblocks; blkno++)
-	{
-		Buffer		buffer;
-		Page		page;
-
-		CHECK_FOR_INTERRUPTS();
-		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
-		page = BufferGetPage(buffer);
-		if (hamming_page_is(page, HAMMING_DATA))
-		{
-			so->ntail = offer_page(so, page, blkno, so->tail, so->ntail, cap,
-								   above >= 0 ? &after : NULL, &cutoff);
-			so->tail_entries += HammingPageGetOpaque(page)->nentries;
-		}
-		UnlockReleaseBuffer(buffer);
-	}
+	so->ntail = offer_pages(scan, so->tables.tail_start, so->tail, 0, cap,
+							above >= 0 ? &after : NULL, &cutoff, &so->tail_entries);
 	/* a full heap may hold only some rows at its farthest distance */
 	so->tail_covered = so->ntail == cap && cap > 0 ? so->tail[0].distance - 1 : SIMHASH_BITS;
 	qsort(so->tail, so->ntail, sizeof(HammingHit), hit_qsort_cmp);
