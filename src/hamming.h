@@ -269,6 +269,7 @@ extern IndexScanDesc hamming_begin_scan(Relation index, int nkeys, int norderbys
 extern void hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 						   ScanKey orderbys, int norderbys);
 extern bool hamming_get_tuple(IndexScanDesc scan, ScanDirection dir);
+extern int	hamming_hits_limit(void);
 extern int64 hamming_get_bitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void hamming_end_scan(IndexScanDesc scan);
 

@@ -22,7 +22,7 @@
  *	  scan that probes costs that pass times the ratio of the works.  An
  *	  ordered scan makes one pass and, for all of its rows, one more pass
  *	  each time the batch (HAMMING_PAGE_CAPACITY rows, then eight times more
- *	  each pass) runs out; its rings of probes make the first rows cheaper
+ *	  each pass, up to work_mem) runs out; its rings of probes make the first rows cheaper
  *	  than that.  Its first pass comes before its first row, but it is
  *	  charged as run cost, not startup cost: the planner prices "LIMIT n" as
  *	  the startup cost plus n/N of the rest, and it prices a GiST ordered scan
@@ -195,13 +195,17 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		double		passes = 1;
 		double		batch = HAMMING_PAGE_CAPACITY;
 		double		covered = batch;
+		double		max_batch = hamming_hits_limit();
 
-		while (covered < returned)
+		/* batches grow eightfold up to work_mem, then stay */
+		while (covered < returned && batch < max_batch)
 		{
-			batch *= 8;
+			batch = Min(batch * 8, max_batch);
 			covered += batch;
 			passes++;
 		}
+		if (covered < returned)
+			passes += ceil((returned - covered) / max_batch);
 		*indexStartupCost = 0;
 		*indexTotalCost = passes * pass + returned * cpu_index_tuple_cost;
 		*indexPages = pages;

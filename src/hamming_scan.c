@@ -66,8 +66,8 @@ hit_qsort_cmp(const void *a, const void *b)
 }
 
 /* the most rows a scan keeps in memory at once: work_mem, at least a page's */
-static int
-hits_limit(void)
+int
+hamming_hits_limit(void)
 {
 	return Max(HAMMING_FIRST_BATCH,
 			   (int) Min((Size) work_mem * 1024 / sizeof(HammingHit), (Size) MaxAllocSize / sizeof(HammingHit)));
@@ -346,7 +346,7 @@ ordered_pass(IndexScanDesc scan)
 	else
 	{
 		/* the next pass keeps more, within work_mem */
-		int			limit = hits_limit();
+		int			limit = hamming_hits_limit();
 		int			next = Min((Size) so->batch_size * HAMMING_BATCH_GROWTH, (Size) limit);
 
 		if (next > so->batch_size)
@@ -419,7 +419,7 @@ collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
 	memset(c, 0, offsetof(Collector, buffered));
 	c->so = so;
 	c->above = above;
-	c->limit = hits_limit();
+	c->limit = hamming_hits_limit();
 	c->tbm = tbm;
 	so->nhits = 0;
 	so->next_hit = 0;
@@ -547,7 +547,7 @@ next_ring(IndexScanDesc scan)
 			break;
 		if (ring > so->tail_covered)
 		{
-			read_tail(scan, so->ring, hits_limit() / 2);
+			read_tail(scan, so->ring, hamming_hits_limit() / 2);
 			if (ring > so->tail_covered)
 				break;			/* the tail's rows of this ring outgrow work_mem */
 		}
