@@ -45,6 +45,14 @@ CREATE OPERATOR CLASS simhash_hamming_ops
 COMMENT ON OPERATOR CLASS simhash_hamming_ops USING hamming IS 'exact Hamming-radius search for every k (fp <~> q <= k, fp <@ simhash_ball(q, k), fp % q, fp = q) and ORDER BY fp <~> q, nearest first';
 COMMENT ON OPERATOR FAMILY simhash_hamming_ops USING hamming IS 'hamming operator family for simhash';
 
+-- executable by everyone: it checks that the caller owns the table (as
+-- REINDEX does), so the owner of a table can check its indexes when the
+-- extension was installed by a non-superuser (it is trusted)
+CREATE FUNCTION hamming_index_check(index regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'hamming_index_check' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hamming_index_check(regclass) IS
+	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table';
+
 
 
 -- ---------------------------------------------------------------------------
@@ -639,15 +647,3 @@ CREATE OPERATOR CLASS simhash128_hamming_ops
 	OPERATOR 4 <-> (simhash128, simhash128) FOR ORDER BY pg_catalog.integer_ops;
 COMMENT ON OPERATOR CLASS simhash128_hamming_ops USING hamming IS 'exact Hamming-radius search of 128-bit fingerprints for every k (fp <~> q <= k, fp <@ simhash128_ball(q, k), fp = q) and ORDER BY fp <~> q, nearest first';
 COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming operator family for simhash128';
-
--- ---------------------------------------------------------------------------
--- verification of a hamming index
--- ---------------------------------------------------------------------------
-
--- executable by everyone: it checks that the caller owns the table (as
--- REINDEX does), so the owner of a table can check its indexes when the
--- extension was installed by a non-superuser (it is trusted)
-CREATE FUNCTION hamming_index_check(index regclass) RETURNS void
-	AS 'MODULE_PATHNAME', 'hamming_index_check' LANGUAGE C STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION hamming_index_check(regclass) IS
-	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table';

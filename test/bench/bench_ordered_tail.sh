@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test/bench_ordered_tail.sh: index pages an ordered scan of a hamming index
+# test/bench/bench_ordered_tail.sh: index pages an ordered scan of a hamming index
 # reads when most rows are in the tail (100,000 rows in the probe tables,
 # 200,000 inserted after CREATE INDEX): EXPLAIN (ANALYZE, BUFFERS) of
 # ORDER BY fp <~> q LIMIT 10 for 5 queries, on a throwaway cluster.  Buffer
 # counts do not depend on the machine.  Run from the repo root:
-#   bash test/bench_ordered_tail.sh
+#   bash test/bench/bench_ordered_tail.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source test/cluster.sh
 dir=$(mktemp -d /tmp/simhash-tail.XXXXXX)
 chmod 755 "$dir"
