@@ -46,8 +46,8 @@ my @damage = (
 		write_at($fh, $at, pack('Q', unpack('Q', read_at($fh, $at, 8)) ^ 1));
 	}, qr/Probe table 1/ ],
 	[ 'tombstone', 'a TID with offset 0 that is not a tombstone', sub {
-		my ($fh) = @_;    # TIDs follow the 582 fingerprints; offset number last
-		write_at($fh, $BLCKSZ + $HEADER + 582 * 8 + 4, pack('S', 0));
+		my ($fh) = @_;    # TIDs follow the 582 fingerprints: the first one becomes (0,0)
+		write_at($fh, $BLCKSZ + $HEADER + 582 * 8, "\0" x 6);
 	}, qr/not a tombstone/ ],
 	[ 'tail_entry', 'the last entry of the tail dropped', sub {
 		my ($fh, $t) = @_;
