@@ -349,11 +349,16 @@ hamming_index_check(PG_FUNCTION_ARGS)
 	if (OidIsValid(heapoid))
 		heap = table_open(heapoid, AccessShareLock);
 	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->ambuild != hamming_build ||
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate ||
 		heap == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
+	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen != sizeof(simhash))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("Only hamming indexes of simhash are checked, not of simhash128.")));
 #if PG_VERSION_NUM >= 160000
 	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
 #else
