@@ -1,7 +1,7 @@
 /*
  * init.c
  *	  The library's start: _PG_init() defines the extension's settings
- *	  (simhash.max_distance), installs the % operator's planner hook and
+ *	  (simhash.max_distance, simhash.pairs_recall), installs the % operator's planner hook and
  *	  registers the hamming access method's reloptions.
  */
 #include "settings.h"
@@ -10,6 +10,7 @@
 #include "utils/guc.h"
 
 int			simhash_max_distance_guc = SIMHASH_DEFAULT_MAX_DISTANCE;
+double		simhash_pairs_recall = 1.0;
 
 void		_PG_init(void);
 
@@ -23,6 +24,14 @@ _PG_init(void)
 							SIMHASH_DEFAULT_MAX_DISTANCE, 0, SIMHASH_BITS,
 							PGC_USERSET, 0,
 							NULL, simhash_max_distance_assign, NULL);
+	DefineCustomRealVariable("simhash.pairs_recall",
+							 "Least share of the pairs at the largest distance that simhash_pairs, simhash_clusters and simhash_dedup find.",
+							 "1 (the default) compares every pair within the distance (exact tables); "
+							 "below 1, bands of sampled bits find a pair at the largest distance with at least this probability, nearer pairs more often.",
+							 &simhash_pairs_recall,
+							 1.0, 0.5, 1.0,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	simhash_similar_init();
 	hamming_init_reloptions();
 	MarkGUCPrefixReserved("simhash");

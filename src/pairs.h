@@ -10,6 +10,8 @@
  *	                    of the key, sorted one at a time; the duplicate id check
  *	  pairs_query.c     reading "SELECT id, fingerprint" into rows (spilling)
  *	  pairs_collapse.c  one row per distinct fingerprint, the others as links
+ *	  pairs_band.c      bands of sampled bits instead of the tables, planned
+ *	                    for the recall that simhash.pairs_recall asks
  *	  pairs_engine.c    the permuted tables: plan, enumerate every pair within
  *	                    k bits once; a call's beginning and end, per-id tables
  *	  pairs_sql.c       the SQL functions, on top of the engine
@@ -23,6 +25,9 @@
  * by the table made of the first m blocks on which it agrees, so every pair
  * comes out exactly once without remembering the pairs already seen.  A cost
  * model picks b for the number of rows and k (m = 0 is the all-pairs loop).
+ * With simhash.pairs_recall below 1, bands of sampled bits (pairs_band.c)
+ * take the place of the tables: approximate, and not quadratic at the radii
+ * where every table's keys are a few bits long.
  *
  * simhash_clusters() and simhash_dedup() first collapse identical
  * fingerprints: only one row per distinct fingerprint (its smallest id, the
@@ -133,6 +138,7 @@ typedef struct PairsState
 	Size		map_limit;		/* of the per-id table */
 
 	/* the tables: blocks are numbered from the most significant */
+	struct SimhashBands *bands; /* instead of blocks, when approximate */
 	int			nblocks;
 	int			keyblocks;
 	int			ntables;

@@ -6,8 +6,10 @@
  *	  read, the per-id tables of the callers, and a call's beginning and end.
  */
 #include "pairs.h"
+#include "pairs_band.h"
 #include "ball.h"
 #include "mih.h"
+#include "settings.h"
 
 #include <math.h>
 
@@ -54,6 +56,20 @@ pairs_plan(PairsState *st)
 	int			b;
 	int			i;
 
+	/*
+	 * The bands depend on the rows read and the recall alone, not on the
+	 * collapse or work_mem: all three functions find the same pairs.
+	 */
+	if (simhash_pairs_recall < 1.0)
+	{
+		st->bands = simhash_bands_plan(SIMHASH_BITS, k, (double) st->ninput,
+									   simhash_pairs_recall, PAIRS_ROW_COST);
+		st->ntables = st->bands->nbands;
+		elog(DEBUG1, "%s: %lld rows, %d bands of %d bits, recall %.4f at distance %d",
+			 st->fname, (long long) st->ntotal, st->ntables, st->bands->bits,
+			 st->bands->recall, k);
+		return;
+	}
 	for (b = Max(k, 1); b <= SIMHASH_BITS; b++)
 	{
 		int			m = b - k;
@@ -85,38 +101,27 @@ pairs_plan(PairsState *st)
 		 psprintf("%d partitions, %d at a time", st->npartitions, st->fanout));
 }
 
-/* the key of the table made of blocks[0..keyblocks), in ascending order */
+/* the key made of the bits set in mask: one segment per run of adjacent bits */
 static void
-pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
+pairs_mask_key(uint64 mask, PairsKey *key)
 {
-	int			m = st->keyblocks;
-	uint64		chosen = 0;
 	int			out;
-	int			i;
 	int			s;
 
 	memset(key, 0, sizeof(PairsKey));
-	for (i = 0; i < m;)
+	while (mask != 0)
 	{
-		int			first = blocks[i];
-		int			last = first;
-		int			start = simhash_block_start(first, st->nblocks);
-		int			width;
+		int			low = pg_rightmost_one_pos64(mask);
+		uint64		run = mask >> low;
+		int			width = run == ~UINT64CONST(0) ? SIMHASH_BITS : pg_rightmost_one_pos64(~run);
 
-		/* merge a run of adjacent blocks into one segment */
-		while (i + 1 < m && blocks[i + 1] == last + 1)
-		{
-			i++;
-			last++;
-		}
-		i++;
-		width = simhash_block_start(last, st->nblocks) +
-			simhash_block_width(last, st->nblocks) - start;
-		key->shift[key->nsegs] = SIMHASH_BITS - start - width;
+		Assert(key->nsegs < PAIRS_MAX_SEGMENTS);
+		key->shift[key->nsegs] = low;
 		key->mask[key->nsegs] = width == SIMHASH_BITS ? ~UINT64CONST(0) : (UINT64CONST(1) << width) - 1;
 		key->outshift[key->nsegs] = width;	/* width, for now */
 		key->nsegs++;
 		key->bits += width;
+		mask = width == SIMHASH_BITS ? 0 : mask & ~(key->mask[key->nsegs - 1] << low);
 	}
 	/* the first segment is the most significant */
 	out = key->bits;
@@ -125,8 +130,23 @@ pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
 		out -= key->outshift[s];
 		key->outshift[s] = out;
 	}
+}
+
+/* the key of the table made of blocks[0..keyblocks), in ascending order */
+static void
+pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
+{
+	int			m = st->keyblocks;
+	uint64		bits = 0;
+	uint64		chosen = 0;
+	int			i;
+
 	for (i = 0; i < m; i++)
+	{
+		bits |= st->block_mask[blocks[i]] << st->block_shift[blocks[i]];
 		chosen |= UINT64CONST(1) << blocks[i];
+	}
+	pairs_mask_key(bits, key);
 	key->earlier = m > 0 ? ((UINT64CONST(1) << blocks[m - 1]) - 1) & ~chosen : 0;
 }
 
@@ -136,6 +156,8 @@ pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x)
 {
 	uint64		e;
 
+	if (st->bands != NULL)
+		return simhash_band_first(st->bands, st->table - 1, x, 0);
 	for (e = key->earlier; e != 0; e &= e - 1)
 	{
 		int			blk = pg_rightmost_one_pos64(e);
@@ -210,6 +232,17 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 	st->emit_arg = arg;
 	if (st->ntotal < 2)
 		return;
+	if (st->bands != NULL)
+	{
+		for (st->table = 1; st->table <= st->ntables; st->table++)
+		{
+			PairsKey	key;
+
+			pairs_mask_key(st->bands->masks[st->table - 1], &key);
+			pairs_group(st, &key, pairs_scan_runs);
+		}
+		return;
+	}
 
 	/* the m-subsets of the blocks, in lexicographic order */
 	for (i = 0; i < m; i++)

@@ -2,7 +2,9 @@
  * settings.h
  *	  The extension's settings (defined in init.c with _PG_init()): the
  *	  simhash.max_distance threshold of the % operator, and the functions of
- *	  the % operator's planner hook (similar_hook.c) that it drives.
+ *	  the % operator's planner hook (similar_hook.c) that it drives;
+ *	  simhash.pairs_recall, the recall of the whole-table functions' bands
+ *	  (pairs_band.c).
  */
 #ifndef SIMHASH_SETTINGS_H
 #define SIMHASH_SETTINGS_H
@@ -16,6 +18,8 @@
 #define SIMHASH_DEFAULT_MAX_DISTANCE 9
 
 extern int	simhash_max_distance_guc;
+/* simhash.pairs_recall: 1 asks for the exact tables */
+extern double simhash_pairs_recall;
 
 /* the % operator (similar_hook.c): its threshold is fixed when a query is planned */
 extern void simhash_similar_init(void);
