@@ -24,7 +24,7 @@ BEGIN
 	RETURN (fp::bigint # mask)::simhash;
 END
 $$;
-CREATE FUNCTION ref_pairs(q text, k integer) RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+CREATE FUNCTION band_ref_pairs(q text, k integer) RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
 LANGUAGE plpgsql AS $$
 BEGIN
 	RETURN QUERY EXECUTE format(
@@ -32,40 +32,40 @@ BEGIN
 		'FROM (%s) a(id, fp) JOIN (%s) b(id, fp) ON a.id < b.id WHERE a.fp <~> b.fp <= %s', q, q, k);
 END $$;
 -- connected components of the pairs in table edges(id_a, id_b) over the rows of q
-CREATE FUNCTION ref_components(q text, edges text) RETURNS TABLE (id bigint, cluster_id bigint)
+CREATE FUNCTION band_ref_components(q text, edges text) RETURNS TABLE (id bigint, cluster_id bigint)
 LANGUAGE plpgsql SET client_min_messages = warning AS $$
 BEGIN
-	DROP TABLE IF EXISTS ref_label, ref_edge;
-	EXECUTE format('CREATE TEMP TABLE ref_label AS SELECT id::bigint AS id, id::bigint AS c FROM (%s) s(id, fp) WHERE fp IS NOT NULL', q);
-	EXECUTE format('CREATE TEMP TABLE ref_edge AS SELECT id_a AS x, id_b AS y FROM %I UNION ALL SELECT id_b, id_a FROM %I', edges, edges);
-	ANALYZE ref_label, ref_edge;
+	DROP TABLE IF EXISTS band_label, band_edge;
+	EXECUTE format('CREATE TEMP TABLE band_label AS SELECT id::bigint AS id, id::bigint AS c FROM (%s) s(id, fp) WHERE fp IS NOT NULL', q);
+	EXECUTE format('CREATE TEMP TABLE band_edge AS SELECT id_a AS x, id_b AS y FROM %I UNION ALL SELECT id_b, id_a FROM %I', edges, edges);
+	ANALYZE band_label, band_edge;
 	LOOP
-		UPDATE ref_label l SET c = m.c
-		FROM (SELECT e.x, min(o.c) AS c FROM ref_edge e JOIN ref_label o ON o.id = e.y GROUP BY e.x) m
+		UPDATE band_label l SET c = m.c
+		FROM (SELECT e.x, min(o.c) AS c FROM band_edge e JOIN band_label o ON o.id = e.y GROUP BY e.x) m
 		WHERE l.id = m.x AND m.c < l.c;
 		EXIT WHEN NOT FOUND;
 	END LOOP;
-	RETURN QUERY SELECT l.id, l.c FROM ref_label l;
+	RETURN QUERY SELECT l.id, l.c FROM band_label l;
 END $$;
 -- keep the first, over the pairs in table edges
-CREATE FUNCTION ref_keep_first(q text, edges text) RETURNS TABLE (id bigint, duplicate_of bigint)
+CREATE FUNCTION band_ref_keep_first(q text, edges text) RETURNS TABLE (id bigint, duplicate_of bigint)
 LANGUAGE plpgsql SET client_min_messages = warning AS $$
 DECLARE
 	r record;
 BEGIN
-	DROP TABLE IF EXISTS ref_kept;
-	CREATE TEMP TABLE ref_kept (id bigint PRIMARY KEY);
+	DROP TABLE IF EXISTS band_kept;
+	CREATE TEMP TABLE band_kept (id bigint PRIMARY KEY);
 	FOR r IN EXECUTE format('SELECT id::bigint AS id FROM (%s) s(id, fp) WHERE fp IS NOT NULL ORDER BY id', q) LOOP
 		id := r.id;
-		EXECUTE format('SELECT min(p.id_a) FROM %I p JOIN ref_kept kp ON kp.id = p.id_a WHERE p.id_b = $1', edges)
+		EXECUTE format('SELECT min(p.id_a) FROM %I p JOIN band_kept kp ON kp.id = p.id_a WHERE p.id_b = $1', edges)
 			INTO duplicate_of USING r.id;
 		IF duplicate_of IS NULL THEN
-			INSERT INTO ref_kept VALUES (r.id);
+			INSERT INTO band_kept VALUES (r.id);
 		END IF;
 		RETURN NEXT;
 	END LOOP;
 END $$;
-CREATE FUNCTION same_rows(a text, b text) RETURNS boolean LANGUAGE plpgsql AS $$
+CREATE FUNCTION band_same_rows(a text, b text) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
 	n bigint;
 BEGIN
@@ -88,11 +88,11 @@ INSERT INTO bt SELECT 30000 + g, b.fp FROM generate_series(1, 200) g JOIN bt b O
 INSERT INTO bt SELECT 40000 + g, band_flip(b.fp, g % 3) FROM generate_series(1, 100) g JOIN bt b ON b.id = 1001;
 INSERT INTO bt SELECT 50000 + g, NULL FROM generate_series(1, 10) g;
 ANALYZE bt;
-CREATE TABLE bt_ref AS SELECT * FROM ref_pairs('SELECT id, fp FROM bt', 16);
+CREATE TABLE bt_ref AS SELECT * FROM band_ref_pairs('SELECT id, fp FROM bt', 16);
 
 -- exact (the default): every pair
 SHOW simhash.pairs_recall;
-SELECT count(*) AS pairs, same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 16)',
+SELECT count(*) AS pairs, band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 16)',
 									'SELECT * FROM bt_ref') AS exact_ok
 FROM bt_ref;
 
@@ -130,24 +130,26 @@ SELECT (SELECT count(*) FROM bt_band WHERE recall = 0.6) < (SELECT count(*) FROM
 -- work_mem that spills (64kB holds 2048 rows; the per-id tables get 512kB)
 SET simhash.pairs_recall = 0.9;
 CREATE TABLE bt_edges AS SELECT id_a, id_b FROM bt_band WHERE recall = 0.9;
-SELECT same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bt'', 16)',
-				 $$SELECT * FROM ref_components('SELECT id, fp FROM bt', 'bt_edges')$$) AS clusters_ok,
-	   same_rows('SELECT * FROM simhash_dedup(''SELECT id, fp FROM bt'', 16)',
-				 $$SELECT * FROM ref_keep_first('SELECT id, fp FROM bt', 'bt_edges')$$) AS dedup_ok;
+CREATE INDEX ON bt_edges (id_b);
+ANALYZE bt_edges;
+SELECT band_same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bt'', 16)',
+				 $$SELECT * FROM band_ref_components('SELECT id, fp FROM bt', 'bt_edges')$$) AS clusters_ok,
+	   band_same_rows('SELECT * FROM simhash_dedup(''SELECT id, fp FROM bt'', 16)',
+				 $$SELECT * FROM band_ref_keep_first('SELECT id, fp FROM bt', 'bt_edges')$$) AS dedup_ok;
 SET work_mem = '64kB';
 SET hash_mem_multiplier = 8;
-SELECT same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 16)',
+SELECT band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 16)',
 				 'SELECT id_a, id_b, distance FROM bt_band WHERE recall = 0.9') AS spilled_pairs_ok,
-	   same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bt'', 16)',
-				 $$SELECT * FROM ref_components('SELECT id, fp FROM bt', 'bt_edges')$$) AS spilled_clusters_ok,
-	   same_rows('SELECT * FROM simhash_dedup(''SELECT id, fp FROM bt'', 16)',
-				 $$SELECT * FROM ref_keep_first('SELECT id, fp FROM bt', 'bt_edges')$$) AS spilled_dedup_ok;
+	   band_same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bt'', 16)',
+				 $$SELECT * FROM band_ref_components('SELECT id, fp FROM bt', 'bt_edges')$$) AS spilled_clusters_ok,
+	   band_same_rows('SELECT * FROM simhash_dedup(''SELECT id, fp FROM bt'', 16)',
+				 $$SELECT * FROM band_ref_keep_first('SELECT id, fp FROM bt', 'bt_edges')$$) AS spilled_dedup_ok;
 RESET work_mem;
 RESET hash_mem_multiplier;
 
 -- the extremes: k = 0 finds every identical pair, k = 64 every pair
-SELECT same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 0)',
-				 $$SELECT * FROM ref_pairs('SELECT id, fp FROM bt', 0)$$) AS k0_ok,
+SELECT band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 0)',
+				 $$SELECT * FROM band_ref_pairs('SELECT id, fp FROM bt', 0)$$) AS k0_ok,
 	   (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bt WHERE id <= 300', 64)) AS k64_pairs;
 
 -- the setting's range
