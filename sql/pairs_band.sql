@@ -156,3 +156,93 @@ SELECT band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bt'', 0)
 SET simhash.pairs_recall = 0.4;
 SET simhash.pairs_recall = 1.5;
 RESET simhash.pairs_recall;
+
+-- ---------------------------------------------------------------------------
+-- simhash128: the exact tables and the bands, against a brute-force join
+-- ---------------------------------------------------------------------------
+SELECT setseed(0.29);
+CREATE FUNCTION band_random128() RETURNS simhash128 LANGUAGE sql VOLATILE AS $$
+	SELECT (SELECT string_agg(lpad(to_hex(floor(random() * 65536)::integer), 4, '0'), '')
+			FROM generate_series(1, 8))::simhash128
+$$;
+-- fp with exactly d distinct random bits flipped
+CREATE FUNCTION band_flip128(fp simhash128, d integer) RETURNS simhash128 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	b bit(128) := fp::bit(128);
+	flipped integer := 0;
+	i integer;
+BEGIN
+	WHILE flipped < d LOOP
+		i := floor(random() * 128)::integer;
+		IF get_bit(b, i) = get_bit(fp::bit(128), i) THEN
+			b := set_bit(b, i, 1 - get_bit(b, i));
+			flipped := flipped + 1;
+		END IF;
+	END LOOP;
+	RETURN b::simhash128;
+END
+$$;
+-- 1500 random rows; 1200 near copies of 400 of them at 0..36 bits; 200 rows
+-- of one fingerprint and 100 rows within 3 bits of another; 10 NULLs
+CREATE TABLE bw (id bigint, fp simhash128);
+INSERT INTO bw SELECT g, band_random128() FROM generate_series(1, 1500) g;
+INSERT INTO bw
+	SELECT 10000 + g, band_flip128(b.fp, CASE g % 3 WHEN 0 THEN g % 9 WHEN 1 THEN 9 + g % 16 ELSE 25 + g % 12 END)
+	FROM generate_series(1, 1200) g JOIN bw b ON b.id = g % 400 + 1;
+INSERT INTO bw SELECT 30000 + g, b.fp FROM generate_series(1, 200) g JOIN bw b ON b.id = 1000;
+INSERT INTO bw SELECT 40000 + g, band_flip128(b.fp, g % 4) FROM generate_series(1, 100) g JOIN bw b ON b.id = 1001;
+INSERT INTO bw SELECT 50000 + g, NULL FROM generate_series(1, 10) g;
+ANALYZE bw;
+CREATE TABLE bw_ref AS SELECT * FROM band_ref_pairs('SELECT id, fp FROM bw', 28);
+-- exact: every pair, at 28 bits and at 0
+RESET simhash.pairs_recall;
+SELECT count(*) AS pairs,
+	   band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bw'', 28)', 'SELECT * FROM bw_ref') AS exact_ok,
+	   band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bw'', 0)',
+					  'SELECT * FROM bw_ref WHERE distance = 0') AS exact_0_ok
+FROM bw_ref;
+-- banded at 0.9: each pair once, a true one; identical ones always, near
+-- ones nearly always, pairs at 25..28 bits at about the recall
+SET simhash.pairs_recall = 0.9;
+CREATE TABLE bw_band AS SELECT * FROM simhash_pairs('SELECT id, fp FROM bw', 28);
+SELECT count(*) AS pairs, count(*) = count(DISTINCT (id_a, id_b)) AS once,
+	   count(*) FILTER (WHERE r.id_a IS NULL OR r.distance <> b.distance) AS wrong
+FROM bw_band b LEFT JOIN bw_ref r USING (id_a, id_b);
+SELECT round(avg((b.id_a IS NOT NULL)::integer) FILTER (WHERE r.distance = 0), 3) AS d0,
+	   round(avg((b.id_a IS NOT NULL)::integer) FILTER (WHERE r.distance BETWEEN 1 AND 12), 3) AS d1_12,
+	   avg((b.id_a IS NOT NULL)::integer) FILTER (WHERE r.distance BETWEEN 25 AND 28) >= 0.8 AS d25_28_as_asked,
+	   count(*) FILTER (WHERE r.distance BETWEEN 25 AND 28) AS at_25_28
+FROM bw_ref r LEFT JOIN bw_band b USING (id_a, id_b);
+-- clusters and dedup of the banded pairs, in memory and spilled
+CREATE TABLE bw_edges AS SELECT id_a, id_b FROM bw_band;
+CREATE INDEX ON bw_edges (id_b);
+ANALYZE bw_edges;
+SELECT band_same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bw'', 28)',
+					  $$SELECT * FROM band_ref_components('SELECT id, fp FROM bw', 'bw_edges')$$) AS clusters_ok,
+	   band_same_rows('SELECT * FROM simhash_dedup(''SELECT id, fp FROM bw'', 28)',
+					  $$SELECT * FROM band_ref_keep_first('SELECT id, fp FROM bw', 'bw_edges')$$) AS dedup_ok;
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 8;
+SELECT band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bw'', 28)', 'SELECT * FROM bw_band') AS spilled_pairs_ok,
+	   band_same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bw'', 28)',
+					  $$SELECT * FROM band_ref_components('SELECT id, fp FROM bw', 'bw_edges')$$) AS spilled_clusters_ok,
+	   band_same_rows('SELECT * FROM simhash_dedup(''SELECT id, fp FROM bw'', 28)',
+					  $$SELECT * FROM band_ref_keep_first('SELECT id, fp FROM bw', 'bw_edges')$$) AS spilled_dedup_ok;
+RESET simhash.pairs_recall;
+-- exact and spilled, clusters against the brute force's components
+CREATE TABLE bw_exact_edges AS SELECT id_a, id_b FROM bw_ref;
+SELECT band_same_rows('SELECT * FROM simhash_pairs(''SELECT id, fp FROM bw'', 28)', 'SELECT * FROM bw_ref') AS spilled_exact_ok,
+	   band_same_rows('SELECT * FROM simhash_clusters(''SELECT id, fp FROM bw'', 28)',
+					  $$SELECT * FROM band_ref_components('SELECT id, fp FROM bw', 'bw_exact_edges')$$) AS spilled_exact_clusters_ok;
+RESET work_mem;
+RESET hash_mem_multiplier;
+-- 5000 copies of one fingerprint: one row goes through the bands
+SET simhash.pairs_recall = 0.9;
+SELECT count(*) AS rows, count(DISTINCT cluster_id) AS clusters, min(cluster_id)
+FROM simhash_clusters($$SELECT g, '0123456789abcdef0123456789abcdef'::simhash128 FROM generate_series(5000, 1, -1) g$$, 28);
+RESET simhash.pairs_recall;
+-- distances up to 128 for simhash128, up to 64 for simhash
+SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bw WHERE id <= 100', 128);
+SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bw WHERE id <= 100', 65);
+SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bw', 129);
+SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bt', 65);

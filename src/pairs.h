@@ -35,9 +35,9 @@
  * aside as a link to its representative, whose answer it shares.  n copies
  * of one fingerprint thus cost O(n), not n^2/2 comparisons.
  *
- * Memory: a row takes 16 bytes, and sorting takes 16 more.  When the rows do
- * not fit in work_mem that way, they are spilled to a temporary file while the
- * query is read.  Each table then splits the rows into P partitions by a hash
+ * Memory: a row takes 16 bytes (24 with a simhash128), and sorting takes as
+ * many more.  When the rows do not fit in work_mem that way, they are spilled
+ * to a temporary file while the query is read.  Each table then splits the rows into P partitions by a hash
  * of its key, so that rows with equal keys meet in the same partition, and
  * sorts one partition at a time in memory.  A pass over the spill file writes
  * up to F partitions to files of their own (F file buffers take an eighth of
@@ -67,17 +67,32 @@
 
 #define PAIRS_NOTICE_INTERVAL_MS	10000
 
+/*
+ * A row: the id and the fingerprint, 16 bytes; a simhash128's low 64 bits
+ * follow (24 bytes).  Rows are st->row_size bytes apart: PAIRS_ROW() finds
+ * one, pairs_row_copy() copies one.
+ */
 typedef struct PairsRow
 {
-	simhash		fp;
 	int64		id;
+	simhash		fp;				/* a simhash128's high 64 bits */
+	uint64		lo[FLEXIBLE_ARRAY_MEMBER];	/* a simhash128's low 64 bits */
 } PairsRow;
+
+/* the collapse hashes fp and lo[0] as one key */
+StaticAssertDecl(offsetof(PairsRow, lo) == offsetof(PairsRow, fp) + sizeof(simhash),
+				 "a simhash128's halves are adjacent in a row");
+
+#define PAIRS_ROW(st, base, i) \
+	((PairsRow *) ((char *) (base) + (Size) (i) * (st)->row_size))
 
 /* the sort key of one table, or of the duplicate id check */
 typedef struct PairsKey
 {
 	bool		by_id;			/* the key is the id, not blocks of fp */
 	int			nsegs;			/* runs of adjacent blocks */
+	int			nhigh;			/* the first nhigh runs are of fp, the others
+								 * of lo[0] */
 	int			shift[PAIRS_MAX_SEGMENTS];	/* right shift of fp for the run */
 	uint64		mask[PAIRS_MAX_SEGMENTS];	/* its bits once shifted */
 	int			outshift[PAIRS_MAX_SEGMENTS];	/* its place in the key */
@@ -94,7 +109,7 @@ typedef struct PairsLink
 	int64		rep;			/* the smallest id of its fingerprint */
 } PairsLink;
 
-/* the collapse writes links over the rows it has read (same size) */
+/* the collapse writes links over the rows it has read (no larger) */
 StaticAssertDecl(sizeof(PairsLink) == sizeof(PairsRow), "a link takes the place of a row");
 
 typedef void (*PairsCallback) (int64 id_a, int64 id_b, int distance, void *arg);
@@ -107,6 +122,8 @@ typedef struct PairsState
 	MemoryContext cxt;			/* everything below, deleted at the end */
 	ResourceOwner owner;		/* of the call, for the spill file */
 	int			max_distance;
+	int			width;			/* of the fingerprints: 64 or 128 */
+	Size		row_size;		/* 16 or 24 */
 
 	/* the rows: all of them, or one partition when spilled */
 	PairsRow   *rows;
@@ -175,6 +192,17 @@ pairs_key(const PairsKey *key, const PairsRow *row)
 
 	if (key->by_id)
 		return (uint64) row->id;
+	if (key->nhigh < key->nsegs)
+	{
+		uint64		lo = row->lo[0];
+
+		k = 0;
+		for (s = 0; s < key->nhigh; s++)
+			k |= ((fp >> key->shift[s]) & key->mask[s]) << key->outshift[s];
+		for (; s < key->nsegs; s++)
+			k |= ((lo >> key->shift[s]) & key->mask[s]) << key->outshift[s];
+		return k;
+	}
 	/* unused segments have a zero mask */
 	k = ((fp >> key->shift[0]) & key->mask[0]) << key->outshift[0] |
 		((fp >> key->shift[1]) & key->mask[1]) << key->outshift[1] |
@@ -182,6 +210,22 @@ pairs_key(const PairsKey *key, const PairsRow *row)
 	for (s = 3; s < key->nsegs; s++)
 		k |= ((fp >> key->shift[s]) & key->mask[s]) << key->outshift[s];
 	return k;
+}
+
+static inline void
+pairs_row_copy(const PairsState *st, PairsRow *dst, const PairsRow *src)
+{
+	dst->id = src->id;
+	dst->fp = src->fp;
+	if (st->width > SIMHASH_BITS)
+		dst->lo[0] = src->lo[0];
+}
+
+/* do two rows have the same fingerprint? */
+static inline bool
+pairs_same_fp(const PairsState *st, const PairsRow *a, const PairsRow *b)
+{
+	return a->fp == b->fp && (st->width == SIMHASH_BITS || a->lo[0] == b->lo[0]);
 }
 
 
@@ -194,9 +238,10 @@ typedef void (*PairsPartFn) (PairsState *st, const PairsKey *key, BufFile *file,
 extern void pairs_progress(PairsState *st);
 extern PairsRow *pairs_resize(PairsState *st, PairsRow *array, int64 len);
 extern BufFile *pairs_file_create(PairsState *st);
-extern void pairs_file_read(PairsState *st, BufFile *file, void *buf, int64 n);
+extern void pairs_file_read(PairsState *st, BufFile *file, void *buf, Size bytes);
 extern void pairs_file_rewind(PairsState *st, BufFile *file);
 extern PairsRow *pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, int64 n);
+extern void pairs_mask_key(uint64 high, uint64 low, PairsKey *key);
 extern void pairs_sort_and_call(PairsState *st, const PairsKey *key, int64 n, PairsGroupFn fn);
 
 /* pairs_spill.c */

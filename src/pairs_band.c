@@ -24,6 +24,10 @@
  * (sorting every row once, plus comparing the pairs of unrelated rows whose r
  * bits agree by chance, 2^-r of all pairs).  About log2(rows) bits and a few
  * hundred bands result at the radii where the exact tables are quadratic.
+ *
+ * The exact tables of 128-bit fingerprints are masks too: Manku's tables
+ * (every choice of m = b - k of b blocks of bits) drawn as the bits of their
+ * blocks, and a pair is reported by the first mask on which it agrees.
  */
 #include "pairs_band.h"
 
@@ -33,6 +37,8 @@
 
 /* more bands than this cost more than they find */
 #define SIMHASH_BAND_MAX_BANDS	4096
+/* exact tables at most, as for 64 bits */
+#define SIMHASH_BAND_MAX_TABLES	300
 /* the bands are drawn from this seed: fixed, so that answers are repeatable */
 #define SIMHASH_BAND_SEED		UINT64CONST(0x5851f42d4c957f2d)
 
@@ -124,4 +130,102 @@ simhash_bands_plan(int width, int max_distance, double nrows, double recall, dou
 	}
 	band_draw(b);
 	return b;
+}
+
+static double
+band_binomial(int n, int k)
+{
+	double		r = 1.0;
+	int			i;
+
+	for (i = 1; i <= k; i++)
+		r = r * (n - k + i) / i;
+	return r;
+}
+
+/* sets bits [start, start + len) of a mask of two words, bit 0 the most significant */
+static void
+band_set_bits(uint64 *mask, int start, int len)
+{
+	int			i;
+
+	for (i = start; i < start + len; i++)
+		mask[i / 64] |= UINT64CONST(1) << (63 - i % 64);
+}
+
+/*
+ * The exact tables of nrows fingerprints of width bits at max_distance, as
+ * masks: b blocks (b chosen by the cost of row_cost a row and a table, and a
+ * comparison per pair of equal keys), one table per choice of b - k of them,
+ * in lexicographic order.  Every pair within max_distance agrees on the
+ * blocks of at least one table.
+ */
+SimhashBands *
+simhash_bands_tables(int width, int max_distance, double nrows, double row_cost)
+{
+	SimhashBands *t = palloc0(sizeof(SimhashBands));
+	double		best = -1.0;
+	int			nblocks = 0;
+	int			keyblocks = 0;
+	int			blocks[SIMHASH_BAND_MAX_WORDS * 64];
+	int			b;
+	int			i;
+	int			n;
+
+	t->width = width;
+	t->words = width / 64;
+	t->recall = 1.0;
+	for (b = max_distance + 1; b <= width; b++)
+	{
+		int			m = b - max_distance;
+		double		tables = band_binomial(b, m);
+		int			keybits = m * ((width + b - 1) / b);
+		double		cost;
+
+		/* a key is one word of at most 32 runs */
+		if (tables > SIMHASH_BAND_MAX_TABLES || keybits > 64 || m + 1 > SIMHASH_BAND_MAX_BITS)
+			break;
+		cost = tables * (nrows * row_cost + nrows * nrows / 2.0 * exp2(-(double) width * m / b));
+		if (best < 0 || cost < best)
+		{
+			best = cost;
+			nblocks = b;
+			keyblocks = m;
+			t->nbands = (int) tables;
+		}
+	}
+	if (nblocks == 0)
+	{
+		/* every pair is within max_distance: one table of no bits */
+		t->nbands = 1;
+		t->masks = palloc0(sizeof(uint64) * t->words);
+		return t;
+	}
+	t->bits = keyblocks;
+	t->masks = palloc0(sizeof(uint64) * t->words * t->nbands);
+	for (i = 0; i < keyblocks; i++)
+		blocks[i] = i;
+	for (n = 0; n < t->nbands; n++)
+	{
+		uint64		mask[SIMHASH_BAND_MAX_WORDS] = {0, 0};
+
+		for (i = 0; i < keyblocks; i++)
+		{
+			int			blk = blocks[i];
+			int			extra = width % nblocks;
+
+			band_set_bits(mask, blk * (width / nblocks) + Min(blk, extra),
+						  width / nblocks + (blk < extra ? 1 : 0));
+		}
+		memcpy(t->masks + (Size) n * t->words, mask, sizeof(uint64) * t->words);
+		/* the next choice of keyblocks blocks */
+		for (i = keyblocks - 1; i >= 0 && blocks[i] == nblocks - keyblocks + i; i--)
+			;
+		if (i < 0)
+			break;
+		blocks[i]++;
+		for (i++; i < keyblocks; i++)
+			blocks[i] = blocks[i - 1] + 1;
+	}
+	return t;
 }

@@ -23,7 +23,7 @@ typedef struct SimhashBands
 {
 	int			width;			/* of the fingerprints */
 	int			words;			/* width / 64 */
-	int			bits;			/* sampled by each band */
+	int			bits;			/* sampled by each band (blocks of a table) */
 	int			nbands;
 	double		recall;			/* of a pair at max_distance, as planned */
 	uint64	   *masks;			/* nbands x words */
@@ -32,6 +32,8 @@ typedef struct SimhashBands
 extern double simhash_band_hit(int width, int distance, int bits);
 extern SimhashBands *simhash_bands_plan(int width, int max_distance, double nrows,
 										double recall, double row_cost);
+extern SimhashBands *simhash_bands_tables(int width, int max_distance, double nrows,
+										  double row_cost);
 
 /*
  * Is band the first band whose bits all agree, for a pair whose fingerprints

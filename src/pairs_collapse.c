@@ -19,8 +19,22 @@
 
 /* ---- collapsing identical fingerprints ---- */
 
-/* the whole fingerprint as the key */
-static const PairsKey pairs_fp_key = {.nsegs = 1,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
+/* the whole fingerprint (of 64 bits), or a simhash128's half, as the key */
+static const PairsKey pairs_fp_key = {.nsegs = 1,.nhigh = 1,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
+static const PairsKey pairs_lo_key = {.nsegs = 1,.nhigh = 0,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
+
+/* sorts rows[0..n) by the whole fingerprint; returns the buffer that holds them */
+static PairsRow *
+pairs_sort_by_fp(PairsState *st, PairsRow *rows, PairsRow *tmp, int64 n)
+{
+	PairsRow   *sorted;
+
+	if (st->width == SIMHASH_BITS)
+		return pairs_sort(st, &pairs_fp_key, rows, tmp, n);
+	/* least significant half first: the sort is stable */
+	sorted = pairs_sort(st, &pairs_lo_key, rows, tmp, n);
+	return pairs_sort(st, &pairs_fp_key, sorted, sorted == rows ? tmp : rows, n);
+}
 
 /*
  * In memory: sorts the rows by fingerprint, moves one row per fingerprint
@@ -32,7 +46,7 @@ static void
 pairs_collapse_memory(PairsState *st)
 {
 	int64		n = st->nrows;
-	PairsRow   *sorted = pairs_sort(st, &pairs_fp_key, st->rows, st->scratch, n);
+	PairsRow   *sorted = pairs_sort_by_fp(st, st->rows, st->scratch, n);
 	PairsRow   *reps = sorted == st->rows ? st->scratch : st->rows;
 	PairsLink  *links = (PairsLink *) sorted;
 	int64		nreps = 0;
@@ -42,19 +56,21 @@ pairs_collapse_memory(PairsState *st)
 
 	for (start = 0; start < n; start = end)
 	{
-		simhash		fp = sorted[start].fp;
-		int64		rep = sorted[start].id;
+		const PairsRow *first = PAIRS_ROW(st, sorted, start);
+		int64		rep = first->id;
+		PairsRow   *out = PAIRS_ROW(st, reps, nreps);
 		int64		i;
 
 		CHECK_FOR_INTERRUPTS();
-		for (end = start + 1; end < n && sorted[end].fp == fp; end++)
-			rep = Min(rep, sorted[end].id);
-		reps[nreps].fp = fp;
-		reps[nreps].id = rep;
+		for (end = start + 1; end < n && pairs_same_fp(st, PAIRS_ROW(st, sorted, end), first); end++)
+			rep = Min(rep, PAIRS_ROW(st, sorted, end)->id);
+		pairs_row_copy(st, out, first);
+		out->id = rep;
 		nreps++;
+		/* a link is no larger than a row: it overwrites rows already read */
 		for (i = start; i < end; i++)
 		{
-			int64		id = sorted[i].id;
+			int64		id = PAIRS_ROW(st, sorted, i)->id;
 
 			if (id == rep)
 				continue;
@@ -80,7 +96,7 @@ pairs_collapse_memory(PairsState *st)
 
 typedef struct CollapseEntry
 {
-	simhash		fp;				/* hash key */
+	uint64		fp[2];			/* hash key: fp, and lo[0] of a simhash128 */
 	int64		rep;			/* its smallest id */
 } CollapseEntry;
 
@@ -106,7 +122,8 @@ pairs_collapse_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 	CollapseEntry *entry;
 	int			pass;
 
-	ctl.keysize = sizeof(simhash);
+	/* fp and lo[0] are adjacent in a row */
+	ctl.keysize = st->width / BITS_PER_BYTE;
 	ctl.entrysize = sizeof(CollapseEntry);
 	ctl.hcxt = pc->cxt;
 	groups = hash_create("simhash identical fingerprints", 1024, &ctl,
@@ -122,10 +139,10 @@ pairs_collapse_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 			int64		i;
 
 			chunk = Min(n - done, st->scratch_len);
-			pairs_file_read(st, file, st->scratch, chunk);
+			pairs_file_read(st, file, st->scratch, chunk * st->row_size);
 			for (i = 0; i < chunk; i++)
 			{
-				const PairsRow *row = &st->scratch[i];
+				const PairsRow *row = PAIRS_ROW(st, st->scratch, i);
 				bool		found;
 
 				CHECK_FOR_INTERRUPTS();
@@ -152,9 +169,14 @@ pairs_collapse_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 	hash_seq_init(&seq, groups);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
-		PairsRow	row = {entry->fp, entry->rep};
+		uint64		buf[3];
+		PairsRow   *row = (PairsRow *) buf;
 
-		BufFileWrite(pc->reps, &row, sizeof(PairsRow));
+		row->id = entry->rep;
+		row->fp = entry->fp[0];
+		if (st->width > SIMHASH_BITS)
+			row->lo[0] = entry->fp[1];
+		BufFileWrite(pc->reps, row, st->row_size);
 		pc->nreps++;
 	}
 	MemoryContextReset(pc->cxt);
@@ -171,7 +193,7 @@ static void
 pairs_collapse_spilled(PairsState *st)
 {
 	PairsCollapse pc;
-	double		per_partition = (double) st->rows_len * sizeof(PairsRow) / PAIRS_COLLAPSE_ENTRY_BYTES;
+	double		per_partition = (double) st->rows_len * st->row_size / PAIRS_COLLAPSE_ENTRY_BYTES;
 	double		distinct = Min(estimateHyperLogLog(&st->distinct) * PAIRS_HLL_MARGIN,
 							   (double) st->ntotal);
 
@@ -189,14 +211,14 @@ pairs_collapse_spilled(PairsState *st)
 	BufFileClose(st->file);
 	st->ntotal = pc.nreps;
 	pairs_file_rewind(st, pc.reps);
-	if (pc.nreps <= (int64) (st->budget / (2 * sizeof(PairsRow))))
+	if (pc.nreps <= (int64) (st->budget / (2 * st->row_size)))
 	{
 		/* few distinct fingerprints: in memory from now on */
 		st->file = NULL;
 		st->rows_len = Max(pc.nreps, 1);
 		st->rows = pairs_resize(st, NULL, st->rows_len);
 		st->nrows = pc.nreps;
-		pairs_file_read(st, pc.reps, st->rows, pc.nreps);
+		pairs_file_read(st, pc.reps, st->rows, pc.nreps * st->row_size);
 		BufFileClose(pc.reps);
 		st->scratch_len = st->rows_len;
 		st->scratch = pairs_resize(st, st->scratch, st->scratch_len);

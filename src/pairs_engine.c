@@ -10,6 +10,7 @@
 #include "ball.h"
 #include "mih.h"
 #include "settings.h"
+#include "simhash128.h"
 
 #include <math.h>
 
@@ -62,12 +63,21 @@ pairs_plan(PairsState *st)
 	 */
 	if (simhash_pairs_recall < 1.0)
 	{
-		st->bands = simhash_bands_plan(SIMHASH_BITS, k, (double) st->ninput,
+		st->bands = simhash_bands_plan(st->width, k, (double) st->ninput,
 									   simhash_pairs_recall, PAIRS_ROW_COST);
 		st->ntables = st->bands->nbands;
 		elog(DEBUG1, "%s: %lld rows, %d bands of %d bits, recall %.4f at distance %d",
 			 st->fname, (long long) st->ntotal, st->ntables, st->bands->bits,
 			 st->bands->recall, k);
+		return;
+	}
+	/* 128 bits: the exact tables as masks */
+	if (st->width > SIMHASH_BITS)
+	{
+		st->bands = simhash_bands_tables(st->width, k, n, row_cost);
+		st->ntables = st->bands->nbands;
+		elog(DEBUG1, "%s: %lld rows, %d tables of %d blocks",
+			 st->fname, (long long) st->ntotal, st->ntables, st->bands->bits);
 		return;
 	}
 	for (b = Max(k, 1); b <= SIMHASH_BITS; b++)
@@ -101,37 +111,6 @@ pairs_plan(PairsState *st)
 		 psprintf("%d partitions, %d at a time", st->npartitions, st->fanout));
 }
 
-/* the key made of the bits set in mask: one segment per run of adjacent bits */
-static void
-pairs_mask_key(uint64 mask, PairsKey *key)
-{
-	int			out;
-	int			s;
-
-	memset(key, 0, sizeof(PairsKey));
-	while (mask != 0)
-	{
-		int			low = pg_rightmost_one_pos64(mask);
-		uint64		run = mask >> low;
-		int			width = run == ~UINT64CONST(0) ? SIMHASH_BITS : pg_rightmost_one_pos64(~run);
-
-		Assert(key->nsegs < PAIRS_MAX_SEGMENTS);
-		key->shift[key->nsegs] = low;
-		key->mask[key->nsegs] = width == SIMHASH_BITS ? ~UINT64CONST(0) : (UINT64CONST(1) << width) - 1;
-		key->outshift[key->nsegs] = width;	/* width, for now */
-		key->nsegs++;
-		key->bits += width;
-		mask = width == SIMHASH_BITS ? 0 : mask & ~(key->mask[key->nsegs - 1] << low);
-	}
-	/* the first segment is the most significant */
-	out = key->bits;
-	for (s = 0; s < key->nsegs; s++)
-	{
-		out -= key->outshift[s];
-		key->outshift[s] = out;
-	}
-}
-
 /* the key of the table made of blocks[0..keyblocks), in ascending order */
 static void
 pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
@@ -146,18 +125,21 @@ pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
 		bits |= st->block_mask[blocks[i]] << st->block_shift[blocks[i]];
 		chosen |= UINT64CONST(1) << blocks[i];
 	}
-	pairs_mask_key(bits, key);
+	pairs_mask_key(bits, 0, key);
 	key->earlier = m > 0 ? ((UINT64CONST(1) << blocks[m - 1]) - 1) & ~chosen : 0;
 }
 
-/* is this table the first one whose blocks all agree, for a pair at xor x? */
+/*
+ * is this table the first one whose bits all agree, for a pair whose
+ * fingerprints differ in x (fp) and x1 (lo[0])?
+ */
 static inline bool
-pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x)
+pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x, uint64 x1)
 {
 	uint64		e;
 
 	if (st->bands != NULL)
-		return simhash_band_first(st->bands, st->table - 1, x, 0);
+		return simhash_band_first(st->bands, st->table - 1, x, x1);
 	for (e = key->earlier; e != 0; e &= e - 1)
 	{
 		int			blk = pg_rightmost_one_pos64(e);
@@ -172,23 +154,28 @@ pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x)
 static void
 pairs_compare_run(PairsState *st, const PairsKey *key, const PairsRow *run, int64 n)
 {
+	bool		wide = st->width > SIMHASH_BITS;
 	int64		i;
 	int64		j;
 
 	for (i = 0; i < n - 1; i++)
 	{
+		const PairsRow *a = PAIRS_ROW(st, run, i);
+
 		CHECK_FOR_INTERRUPTS();
 		for (j = i + 1; j < n; j++)
 		{
-			uint64		x = run[i].fp ^ run[j].fp;
-			int			d = pg_popcount64(x);
+			const PairsRow *b = PAIRS_ROW(st, run, j);
+			uint64		x = a->fp ^ b->fp;
+			uint64		x1 = wide ? a->lo[0] ^ b->lo[0] : 0;
+			int			d = pg_popcount64(x) + (wide ? pg_popcount64(x1) : 0);
 
-			if (d > st->max_distance || !pairs_first_table(st, key, x))
+			if (d > st->max_distance || !pairs_first_table(st, key, x, x1))
 				continue;
-			if (run[i].id < run[j].id)
-				st->emit(run[i].id, run[j].id, d, st->emit_arg);
+			if (a->id < b->id)
+				st->emit(a->id, b->id, d, st->emit_arg);
 			else
-				st->emit(run[j].id, run[i].id, d, st->emit_arg);
+				st->emit(b->id, a->id, d, st->emit_arg);
 			st->npairs++;
 		}
 		st->comparisons += n - 1 - i;
@@ -210,13 +197,13 @@ pairs_scan_runs(PairsState *st, const PairsKey *keyp, const PairsRow *rows, int6
 
 	for (start = 0; start < n; start = end)
 	{
-		uint64		k = pairs_key(key, &rows[start]);
+		uint64		k = pairs_key(key, PAIRS_ROW(st, rows, start));
 
 		CHECK_FOR_INTERRUPTS();
-		for (end = start + 1; end < n && pairs_key(key, &rows[end]) == k; end++)
+		for (end = start + 1; end < n && pairs_key(key, PAIRS_ROW(st, rows, end)) == k; end++)
 			;
 		if (end - start > 1)
-			pairs_compare_run(st, key, rows + start, end - start);
+			pairs_compare_run(st, key, PAIRS_ROW(st, rows, start), end - start);
 	}
 }
 
@@ -238,7 +225,9 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 		{
 			PairsKey	key;
 
-			pairs_mask_key(st->bands->masks[st->table - 1], &key);
+			const uint64 *mask = st->bands->masks + (Size) (st->table - 1) * st->bands->words;
+
+			pairs_mask_key(mask[0], st->bands->words > 1 ? mask[1] : 0, &key);
 			pairs_group(st, &key, pairs_scan_runs);
 		}
 		return;
@@ -279,8 +268,10 @@ pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg)
 	{
 		for (i = 0; i < st->nrows; i++)
 		{
+			int64		id = PAIRS_ROW(st, st->rows, i)->id;
+
 			CHECK_FOR_INTERRUPTS();
-			fn(st->rows[i].id, st->rows[i].id, arg);
+			fn(id, id, arg);
 		}
 	}
 	else
@@ -289,11 +280,13 @@ pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg)
 		for (done = 0; done < st->ntotal; done += chunk)
 		{
 			chunk = Min(st->ntotal - done, st->scratch_len);
-			pairs_file_read(st, st->file, st->scratch, chunk);
+			pairs_file_read(st, st->file, st->scratch, chunk * st->row_size);
 			for (i = 0; i < chunk; i++)
 			{
+				int64		id = PAIRS_ROW(st, st->scratch, i)->id;
+
 				CHECK_FOR_INTERRUPTS();
-				fn(st->scratch[i].id, st->scratch[i].id, arg);
+				fn(id, id, arg);
 			}
 		}
 	}
@@ -313,7 +306,7 @@ pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg)
 		PairsLink  *links = (PairsLink *) st->scratch;
 
 		chunk = Min(st->nlinks - done, st->scratch_len);
-		pairs_file_read(st, st->links_file, links, chunk);
+		pairs_file_read(st, st->links_file, links, chunk * sizeof(PairsLink));
 		for (i = 0; i < chunk; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -370,7 +363,14 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		k = PG_GETARG_INT32(1);
 
-	simhash_check_distance(k);
+	/* up to 128 here, up to the width once the query's columns are known */
+	if (k < 0)
+		simhash_check_distance(k);
+	if (k > SIMHASH128_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("Hamming distance %d is out of range", k),
+				 errhint("A distance between two simhash values is between 0 and 64, between two simhash128 values between 0 and 128.")));
 	InitMaterializedSRF(fcinfo, 0);
 
 	memset(st, 0, sizeof(PairsState));

@@ -1,10 +1,12 @@
 /*
  * pairs_query.c
  *	  Reading the query of a whole-table function (see pairs.h): its shape
- *	  (an integer id and a simhash), and its rows into memory, or into the
+ *	  (an integer id and a simhash or simhash128), and its rows into memory, or into the
  *	  spill file once they outgrow work_mem.
  */
 #include "pairs.h"
+#include "ball.h"
+#include "simhash128.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -25,13 +27,15 @@
 
 /* ---- reading the query ---- */
 
-/* the shape of the query: an integer id, a simhash, and the body when verified */
+/* the shape of the query: an integer id, a simhash or simhash128, and the body when verified */
 static void
 pairs_check_columns(PairsState *st, TupleDesc desc)
 {
+	Oid			nsp = get_func_namespace(st->fn_oid);
 	Oid			simhash_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-											   CStringGetDatum("simhash"),
-											   ObjectIdGetDatum(get_func_namespace(st->fn_oid)));
+											   CStringGetDatum("simhash"), ObjectIdGetDatum(nsp));
+	Oid			simhash128_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+												  CStringGetDatum("simhash128"), ObjectIdGetDatum(nsp));
 	int			natts = st->with_body ? 3 : 2;
 	const char *shape = st->with_body ?
 		"query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
@@ -59,7 +63,7 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 						   format_type_be(TupleDescAttr(desc, 0)->atttypid)),
 				 errhint("The id may be bigint, integer or smallint. For another key, number the rows (row_number() OVER (ORDER BY key)) and join the numbers back to the keys.")));
 	fp_type = getBaseType(TupleDescAttr(desc, 1)->atttypid);
-	if (fp_type != simhash_type)
+	if (fp_type != simhash_type && (fp_type != simhash128_type || !OidIsValid(fp_type)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s", shape),
@@ -68,6 +72,11 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 TypeCategory(fp_type) == TYPCATEGORY_STRING ?
 				 errhint("Fingerprint the text in the query: SELECT id, simhash(body) FROM ...") :
 				 errhint("Cast the fingerprint to simhash, for example fp::simhash.")));
+	/* the width decides the rows' size and the largest distance */
+	st->width = fp_type == simhash_type ? SIMHASH_BITS : SIMHASH128_BITS;
+	st->row_size = st->width == SIMHASH_BITS ? sizeof(PairsRow) : sizeof(PairsRow) + sizeof(uint64);
+	if (st->width == SIMHASH_BITS)
+		simhash_check_distance(st->max_distance);
 	if (!st->with_body)
 		return;
 	body_type = getBaseType(TupleDescAttr(desc, 2)->atttypid);
@@ -81,11 +90,13 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 }
 
 static void
-pairs_add_row(PairsState *st, int64 id, simhash fp)
+pairs_add_row(PairsState *st, int64 id, simhash fp, uint64 lo)
 {
+	PairsRow   *row;
+
 	if (st->nrows == st->rows_len)
 	{
-		int64		capacity = st->budget / (2 * sizeof(PairsRow));
+		int64		capacity = st->budget / (2 * st->row_size);
 
 		if (st->rows_len < capacity)
 		{
@@ -97,17 +108,20 @@ pairs_add_row(PairsState *st, int64 id, simhash fp)
 			/* full: from now on rows[] is the write buffer of the spill file */
 			if (st->file == NULL)
 				st->file = pairs_file_create(st);
-			BufFileWrite(st->file, st->rows, st->nrows * sizeof(PairsRow));
+			BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
 			st->nrows = 0;
 		}
 	}
 	if (st->collapse)
-		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp));
+		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp ^ pairs_mix(lo)));
 	if (st->ntotal > 0 && id <= st->last_id)
 		st->ids_ascending = false;
 	st->last_id = id;
-	st->rows[st->nrows].fp = fp;
-	st->rows[st->nrows].id = id;
+	row = PAIRS_ROW(st, st->rows, st->nrows);
+	row->id = id;
+	row->fp = fp;
+	if (st->width > SIMHASH_BITS)
+		row->lo[0] = lo;
 	st->nrows++;
 	st->ntotal++;
 }
@@ -135,10 +149,15 @@ pairs_receive(TupleTableSlot *slot, DestReceiver *self)
 				 errhint("Every row needs an id; rows with a NULL fingerprint are skipped.")));
 	fp = slot_getattr(slot, 2, &isnull);
 	if (!isnull)
-		pairs_add_row(st,
-					  st->id_type == INT8OID ? DatumGetInt64(id) :
-					  st->id_type == INT4OID ? DatumGetInt32(id) : DatumGetInt16(id),
-					  DatumGetSimhash(fp));
+	{
+		int64		row_id = st->id_type == INT8OID ? DatumGetInt64(id) :
+			st->id_type == INT4OID ? DatumGetInt32(id) : DatumGetInt16(id);
+
+		if (st->width == SIMHASH_BITS)
+			pairs_add_row(st, row_id, DatumGetSimhash(fp), 0);
+		else
+			pairs_add_row(st, row_id, DatumGetSimhash128P(fp)->hi, DatumGetSimhash128P(fp)->lo);
+	}
 	return true;
 }
 
@@ -163,8 +182,6 @@ pairs_read_query(PairsState *st, const char *query)
 	SPIPlanPtr	plan;
 	Portal		portal;
 
-	st->rows_len = 1024;
-	st->rows = pairs_resize(st, NULL, st->rows_len);
 	st->ids_ascending = true;
 	if (st->collapse)
 	{
@@ -191,6 +208,8 @@ pairs_read_query(PairsState *st, const char *query)
 						 "Write the query as SELECT id, fingerprint FROM ...")));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 	pairs_check_columns(st, portal->tupDesc);
+	st->rows_len = 1024;
+	st->rows = pairs_resize(st, NULL, st->rows_len);
 
 	receiver.pub.receiveSlot = pairs_receive;
 	receiver.pub.rStartup = pairs_receiver_startup;
@@ -207,7 +226,7 @@ pairs_read_query(PairsState *st, const char *query)
 	st->ninput = st->ntotal;
 	if (st->file != NULL)
 	{
-		BufFileWrite(st->file, st->rows, st->nrows * sizeof(PairsRow));
+		BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
 		st->nrows = 0;
 		pairs_spill_layout(st);
 	}

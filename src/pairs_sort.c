@@ -45,8 +45,8 @@ PairsRow *
 pairs_resize(PairsState *st, PairsRow *array, int64 len)
 {
 	if (array == NULL)
-		return MemoryContextAllocHuge(st->cxt, len * sizeof(PairsRow));
-	return repalloc_huge(array, len * sizeof(PairsRow));
+		return MemoryContextAllocHuge(st->cxt, len * st->row_size);
+	return repalloc_huge(array, len * st->row_size);
 }
 
 /* a temporary file of the call (not of the cursor, which is closed first) */
@@ -66,11 +66,9 @@ pairs_file_create(PairsState *st)
 
 /* reads n rows (or links) */
 void
-pairs_file_read(PairsState *st, BufFile *file, void *buf, int64 n)
+pairs_file_read(PairsState *st, BufFile *file, void *buf, Size bytes)
 {
-	size_t		size = n * sizeof(PairsRow);
-
-	if (BufFileRead(file, buf, size) != size)
+	if (BufFileRead(file, buf, bytes) != bytes)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read from %s temporary file: %m", st->fname)));
@@ -86,6 +84,49 @@ pairs_file_rewind(PairsState *st, BufFile *file)
 }
 
 /* ---- sorting and grouping by a key ---- */
+
+/*
+ * The key made of the bits set in high (of fp) and low (of lo[0]): one
+ * segment per run of adjacent bits, the runs of high first.
+ */
+void
+pairs_mask_key(uint64 high, uint64 low, PairsKey *key)
+{
+	int			out;
+	int			s;
+	int			word;
+
+	memset(key, 0, sizeof(PairsKey));
+	for (word = 0; word < 2; word++)
+	{
+		uint64		mask = word == 0 ? high : low;
+
+		while (mask != 0)
+		{
+			int			at = pg_rightmost_one_pos64(mask);
+			uint64		run = mask >> at;
+			int			width = run == ~UINT64CONST(0) ? SIMHASH_BITS : pg_rightmost_one_pos64(~run);
+
+			Assert(key->nsegs < PAIRS_MAX_SEGMENTS);
+			key->shift[key->nsegs] = at;
+			key->mask[key->nsegs] = width == SIMHASH_BITS ? ~UINT64CONST(0) : (UINT64CONST(1) << width) - 1;
+			key->outshift[key->nsegs] = width;	/* width, for now */
+			key->nsegs++;
+			key->bits += width;
+			mask = width == SIMHASH_BITS ? 0 : mask & ~(key->mask[key->nsegs - 1] << at);
+		}
+		if (word == 0)
+			key->nhigh = key->nsegs;
+	}
+	Assert(key->bits <= 64);
+	/* the first segment is the most significant */
+	out = key->bits;
+	for (s = 0; s < key->nsegs; s++)
+	{
+		out -= key->outshift[s];
+		key->outshift[s] = out;
+	}
+}
 
 /*
  * Sorts rows[0..n) by key, least significant digit first, with tmp[0..n) as
@@ -113,7 +154,7 @@ pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, 
 	/* the histograms of all digits in one read */
 	for (i = 0; i < n; i++)
 	{
-		uint64		k = pairs_key(key, &rows[i]);
+		uint64		k = pairs_key(key, PAIRS_ROW(st, rows, i));
 
 		CHECK_FOR_INTERRUPTS();
 		for (p = 0; p < npasses; p++)
@@ -129,7 +170,7 @@ pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, 
 		PairsRow   *swap;
 
 		/* every row has the same digit: nothing would move */
-		if (offset[(pairs_key(key, &rows[0]) >> shift) & digit_mask] == n)
+		if (offset[(pairs_key(key, rows) >> shift) & digit_mask] == n)
 			continue;
 		for (d = 0; d <= digit_mask; d++)
 		{
@@ -140,8 +181,10 @@ pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, 
 		}
 		for (i = 0; i < n; i++)
 		{
+			const PairsRow *row = PAIRS_ROW(st, rows, i);
+
 			CHECK_FOR_INTERRUPTS();
-			tmp[offset[(pairs_key(key, &rows[i]) >> shift) & digit_mask]++] = rows[i];
+			pairs_row_copy(st, PAIRS_ROW(st, tmp, offset[(pairs_key(key, row) >> shift) & digit_mask]++), row);
 		}
 		swap = rows;
 		rows = tmp;

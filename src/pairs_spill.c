@@ -28,7 +28,7 @@ pairs_spill_layout(PairsState *st)
 
 	st->fanout = Min(Max(st->budget / 8 / BLCKSZ, 2), PAIRS_MAX_FANOUT);
 	buffers = Min((Size) 2 * st->fanout * BLCKSZ, st->budget / 2);
-	capacity = Max((st->budget - buffers) / (2 * sizeof(PairsRow)), 1024);
+	capacity = Max((st->budget - buffers) / (2 * st->row_size), 1024);
 	st->npartitions = (int) ceil(st->ntotal / (capacity * PAIRS_PARTITION_FILL));
 	st->rows_len = capacity;
 	st->rows = pairs_resize(st, st->rows, st->rows_len);
@@ -81,15 +81,16 @@ pairs_split(PairsState *st, const PairsKey *key, BufFile *input, int64 n, int np
 			int64		i;
 
 			chunk = Min(n - done, st->scratch_len);
-			pairs_file_read(st, input, st->scratch, chunk);
+			pairs_file_read(st, input, st->scratch, chunk * st->row_size);
 			for (i = 0; i < chunk; i++)
 			{
-				int			part = pairs_partition(key, &st->scratch[i], nparts, seed) - first;
+				PairsRow   *row = PAIRS_ROW(st, st->scratch, i);
+				int			part = pairs_partition(key, row, nparts, seed) - first;
 
 				CHECK_FOR_INTERRUPTS();
 				if (part < 0 || part >= batch)
 					continue;
-				BufFileWrite(files[part], &st->scratch[i], sizeof(PairsRow));
+				BufFileWrite(files[part], row, st->row_size);
 				counts[part]++;
 			}
 		}
@@ -113,14 +114,16 @@ pairs_check_unique(PairsState *st, const PairsKey *key, const PairsRow *rows, in
 
 	for (i = 1; i < n; i++)
 	{
+		int64		id = PAIRS_ROW(st, rows, i)->id;
+
 		CHECK_FOR_INTERRUPTS();
-		if (rows[i].id == rows[i - 1].id)
+		if (id == PAIRS_ROW(st, rows, i - 1)->id)
 			ereport(ERROR,
 					(errcode(ERRCODE_CARDINALITY_VIOLATION),
 					 errmsg("id %lld appears more than once in the query result",
-							(long long) rows[i].id),
+							(long long) id),
 					 errdetail("%s reports rows by their id, and id %lld names more than one row.",
-							   st->fname, (long long) rows[i].id),
+							   st->fname, (long long) id),
 					 errhint("The first column of the query must identify its rows, for example a primary key or row_number() OVER ().")));
 	}
 }
@@ -129,9 +132,9 @@ pairs_check_unique(PairsState *st, const PairsKey *key, const PairsRow *rows, in
 
 /* a work_mem whose pairs_spill_layout() holds n rows in memory */
 static Size
-pairs_budget_for(int64 n)
+pairs_budget_for(const PairsState *st, int64 n)
 {
-	Size		rows = (Size) n * 2 * sizeof(PairsRow);
+	Size		rows = (Size) n * 2 * st->row_size;
 
 	/* the buffers take a quarter, or at least two of each level */
 	return Max(rows * 4 / 3, rows + 2 * 2 * BLCKSZ);
@@ -159,7 +162,7 @@ pairs_part_overflow(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 	 */
 	if (key->by_id)
 	{
-		pairs_file_read(st, file, st->rows, st->rows_len);
+		pairs_file_read(st, file, st->rows, st->rows_len * st->row_size);
 		pairs_sort_and_call(st, key, st->rows_len, pairs_check_unique);
 		pairs_file_rewind(st, file);
 	}
@@ -184,7 +187,7 @@ pairs_part_overflow(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 			 errdetail("%lld of the %lld rows fall into one partition of table %d, agreeing on its blocks, and work_mem holds %lld.",
 					   (long long) n, (long long) st->ntotal, st->table, (long long) st->rows_len),
 			 errhint("Raise work_mem to at least %lld kB for this query, or lower max_distance.",
-					 (long long) pairs_budget_for(n) / 1024 + 1)));
+					 (long long) pairs_budget_for(st, n) / 1024 + 1)));
 }
 
 /* loads a partition and hands it sorted to the PairsGroupFn of arg */
@@ -198,7 +201,7 @@ pairs_sort_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n, voi
 		pairs_part_overflow(st, key, file, n, sort_arg);
 		return;
 	}
-	pairs_file_read(st, file, st->rows, n);
+	pairs_file_read(st, file, st->rows, n * st->row_size);
 	pairs_sort_and_call(st, key, n, sort_arg->fn);
 }
 
