@@ -246,3 +246,15 @@ SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bw WHERE id <= 100', 128)
 SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bw WHERE id <= 100', 65);
 SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bw', 129);
 SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bt', 65);
+
+-- the verified forms read a simhash128 column too
+CREATE TABLE bw_docs AS SELECT id, fp, 'near duplicate text number ' || (id % 7) || ' of the table' AS body FROM bw;
+SELECT band_same_rows(
+	$$SELECT id_a, id_b FROM simhash_pairs('SELECT id, fp, body FROM bw_docs', 28, 0.8)$$,
+	$$SELECT r.id_a, r.id_b FROM bw_ref r JOIN bw_docs a ON a.id = r.id_a JOIN bw_docs b ON b.id = r.id_b
+	  WHERE shingle_similarity(a.body, b.body) >= 0.8$$) AS verified_ok,
+	   (SELECT count(*) FROM simhash_clusters('SELECT id, fp, body FROM bw_docs', 28, 0.8)) AS clustered_rows;
+\set VERBOSITY terse
+SELECT count(*) FROM simhash_pairs('SELECT id, fp, body FROM bw_docs', 129, 0.8);
+SELECT count(*) FROM simhash_pairs('SELECT id, fp::bit(128)::bit(64)::bigint::simhash, body FROM bw_docs', 65, 0.8);
+\set VERBOSITY default

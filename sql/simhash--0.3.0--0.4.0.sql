@@ -98,27 +98,36 @@ CREATE FUNCTION shingle_verify_pairs(pairs_query text, docs_query text, min_simi
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION shingle_verify_pairs(text, text, float8, integer, text) IS
 	'the candidate pairs of pairs_query (SELECT id_a bigint, id_b bigint, distance integer) whose bodies, from docs_query (SELECT id bigint, body text or shingle_set() bigint[]), have shingle_similarity >= min_similarity; each body is tokenized once';
+-- The batch functions read simhash128 columns too, and with
+-- simhash.pairs_recall below 1 find their candidates in bands of sampled
+-- bits (not quadratic at large radii, a recall below 1 by design)
+COMMENT ON FUNCTION simhash_pairs(text, integer) IS
+	'every pair of rows of query (SELECT id, simhash or simhash128) within max_distance bits (0..64, or 0..128), once, with id_a < id_b; NULL fingerprints are skipped; a NULL or repeated id is an error; exact, or with simhash.pairs_recall below 1 banded (a pair at max_distance found with at least that probability); spills to a temporary file beyond work_mem';
+COMMENT ON FUNCTION simhash_clusters(text, integer) IS
+	'every id of query (SELECT id, simhash or simhash128) once, with the smallest id of its connected component of simhash_pairs(query, max_distance); NULL fingerprints are skipped; a NULL or repeated id is an error';
+COMMENT ON FUNCTION simhash_dedup(text, integer) IS
+	'every id of query (SELECT id, simhash or simhash128) once: in ascending id order, a row is dropped when within max_distance bits of an already kept row (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped; a NULL or repeated id is an error';
 CREATE FUNCTION simhash_pairs(query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
 	AS 'MODULE_PATHNAME', 'simhash_pairs_verified'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_pairs(text, integer, float8, integer, text) IS
-	'verified pairs: every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity(body, body, shingle, units) is >= min_similarity, once, with id_a < id_b; each body is read once more and tokenized once; body may be a stored shingle_set() instead';
+	'verified pairs: every pair of rows of query (SELECT id, simhash or simhash128, body) within max_distance bits whose shingle_similarity(body, body, shingle, units) is >= min_similarity, once, with id_a < id_b; each body is read once more and tokenized once; body may be a stored shingle_set() instead';
 CREATE FUNCTION simhash_clusters(query text, max_distance integer, min_similarity float8,
 								 shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, cluster_id bigint)
 	AS 'MODULE_PATHNAME', 'simhash_clusters_verified'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_clusters(text, integer, float8, integer, text) IS
-	'every id of query (SELECT id, simhash, body) once, with the smallest id of its connected component of the verified pairs simhash_pairs(query, max_distance, min_similarity, shingle, units); NULL fingerprints are skipped';
+	'every id of query (SELECT id, simhash or simhash128, body) once, with the smallest id of its connected component of the verified pairs simhash_pairs(query, max_distance, min_similarity, shingle, units); NULL fingerprints are skipped';
 CREATE FUNCTION simhash_dedup(query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, duplicate_of bigint)
 	AS 'MODULE_PATHNAME', 'simhash_dedup_verified'
 	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
-	'every id of query (SELECT id, simhash, body) once: in ascending id order, a row is dropped when an already kept row is within max_distance bits and has shingle_similarity >= min_similarity with it (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped';
+	'every id of query (SELECT id, simhash or simhash128, body) once: in ascending id order, a row is dropped when an already kept row is within max_distance bits and has shingle_similarity >= min_similarity with it (duplicate_of = the smallest such id), else kept (duplicate_of NULL); NULL fingerprints are skipped';
 
 
 -- ---------------------------------------------------------------------------
@@ -394,7 +403,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_nearest(text, simhash, integer) IS
-	'deprecated: use ORDER BY fp <~> target LIMIT n with a hamming index. The n rows of query (SELECT id, simhash) nearest to target, nearest first (ties by id), exact: one query per radius of 3, 6, 10, 16, 24 and 64 bits, each answered by an index on the queried column; trailing semicolons and a trailing -- comment are allowed';
+	'deprecated: use ORDER BY fp <~> target LIMIT n with a hamming index. The n rows of query (SELECT id, simhash or simhash128) nearest to target, nearest first (ties by id), exact: one query per radius of 3, 6, 10, 16, 24 and 64 bits, each answered by an index on the queried column; trailing semicolons and a trailing -- comment are allowed';
 
 
 -- ---------------------------------------------------------------------------
