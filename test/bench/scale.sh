@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test/bench/scale.sh: near-duplicates at scale, side by side: today's 64-bit
+# pipeline (simhash(body), k = 16), simhash128(body) at k = 28 with banded
+# candidates (simhash.pairs_recall), and a MinHash LSH baseline written for
+# the benchmark (100 permutations of the same shingles, 20 bands of 5 rows,
+# numpy); every method's candidates verified the same way (Jaccard >= 0.8 of
+# the 3-shingle sets).  Quality on the public corpus (eval.py's truth), p(k)
+# of the real and of the generated corpus, and N generated documents
+# (test/bench/gen_corpus.py) end to end: fingerprints, candidates,
+# verification, clusters.  Results go to stdout and test/out/scale_*.json,
+# the plot to test/bench/plots/scale.png (see doc/scale.md).
+#
+#     bash test/bench/scale.sh [N]          # default N = 1000000
+#
+# Needs python3-numpy and python3-matplotlib (Debian packages), the extension
+# installed (`make install`) and the public corpus (SIMHASH_DATA, default
+# <repo>/../shared/data).  Environment: SCALE_RECALL (simhash.pairs_recall of
+# simhash128, default 0.9), SCALE_RECALL64 (of simhash, default 0.9; 1 is the
+# exact tables, quadratic at k = 16 beyond ~100,000 rows), SCALE_RUNS (runs of
+# the fingerprint and candidate steps, median; default 1).  It starts a
+# throwaway cluster on port 5496 (work_mem 1GB: the rows stay in memory).
+# Generated corpora live in a temporary directory, never in the repository.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && git rev-parse --show-toplevel)
+cd "$root"
+n=${1:-1000000}
+export SIMHASH_DATA=${SIMHASH_DATA:-$root/../shared/data}
+export SIMHASH_DATA=$(cd "$SIMHASH_DATA" && pwd)
+export SCALE_OUT=$root/test/out
+
+source test/cluster.sh
+dir=$(mktemp -d)
+chmod 755 "$dir"
+cleanup() {
+	stop_cluster "$dir"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+PGPORT_WANTED=5496 start_cluster "$dir" "jit = off" "shared_buffers = 512MB" "work_mem = 1GB" \
+	"max_parallel_workers_per_gather = 0" "checkpoint_timeout = 30min" "max_wal_size = 8GB"
+psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash'
+
+opts=(--recall "${SCALE_RECALL:-0.9}" --recall64 "${SCALE_RECALL64:-0.9}" --runs "${SCALE_RUNS:-1}")
+/usr/bin/python3 test/bench/scale.py quality "${opts[@]}"
+/usr/bin/python3 test/bench/scale.py pk
+/usr/bin/python3 test/bench/scale.py scale "$n" "${opts[@]}"
+/usr/bin/python3 test/bench/scale.py plot "$n"
