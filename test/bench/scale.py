@@ -255,16 +255,20 @@ def quality(a):
         units = UNITS[lang]
         n = int(psql('SELECT count(*) FROM %s' % t)[0][0])
         sid = dict((int(i), x) for i, x in psql('SELECT id, sid FROM %s' % t))
-        methods = [('simhash64', 'fp', K64, '')]
+        methods = [('simhash64', 'fp', K64, '1')]
         if has_128():
-            methods.append(('simhash128', 'fp128', K128, 'SET simhash.pairs_recall = %s;' % a.recall))
-        for name, col, k, settings in methods:
+            for c in a.configs128.split(','):
+                k, recall = c.split(':')
+                methods.append(('simhash128', 'fp128', int(k), recall))
+        for name, col, k, recall in methods:
+            settings = 'SET simhash.pairs_recall = %s;' % recall
             tc, cand = timed("SELECT id_a, id_b FROM simhash_pairs('SELECT id, %s FROM %s', %d)" % (col, t, k), settings)
             tv, ver = timed("SELECT id_a, id_b FROM simhash_pairs('SELECT id, %s, body FROM %s', %d, 0.8, 3, '%s')"
                             % (col, t, k, units), settings)
             r = score(t, s, lang, [(sid[int(x)], sid[int(y)]) for x, y in cand],
                       [(sid[int(x)], sid[int(y)]) for x, y in ver], n)
-            r.update({'set': s, 'lang': lang, 'method': '%s k=%d' % (name, k), 'candidates_s': tc, 'verified_s': tv})
+            r.update({'set': s, 'lang': lang, 'method': '%s k=%d%s' % (name, k, '' if recall == '1' else ' recall ' + recall),
+                      'candidates_s': tc, 'verified_s': tv})
             rows.append(r)
         m, pairs = minhash(t, units, 'SELECT id, body FROM %s' % t)
         vt, ver = timed("SELECT id_a, id_b FROM shingle_verify_pairs('SELECT id_a, id_b, 0 FROM mh_cand', "
@@ -285,7 +289,8 @@ def quality(a):
 
 def pk(a):
     """p(k) of the natural sets (pairs not in the truth, J < 0.5) and of a
-    generated corpus of the same size per language (no planted copies)"""
+    generated corpus of the same size per language (no planted copies; pairs
+    with J < 0.5 too)"""
     res = {}
     ks64, ks128 = [12, 14, 16], [24, 26, 28, 30]
     for lang in ('en', 'zh'):
@@ -319,8 +324,10 @@ def pk(a):
         for col, ks in (('fp', ks64), ('fp128', ks128)):
             if col == 'fp128' and not has_128():
                 continue
-            rows = psql("SELECT distance FROM simhash_pairs('SELECT id, %s FROM pk_gen WHERE lang = ''%s''', %d)"
-                        % (col, lang, max(ks)))
+            # unrelated as in the truth: Jaccard < 0.5 (walks of one topic may come closer)
+            rows = psql("SELECT p.distance FROM simhash_pairs('SELECT id, %s FROM pk_gen WHERE lang = ''%s''', %d) p "
+                        "JOIN pk_gen a ON a.id = p.id_a JOIN pk_gen b ON b.id = p.id_b "
+                        "WHERE shingle_similarity(a.body, b.body, 3, '%s') < 0.5" % (col, lang, max(ks), UNITS[lang]))
             for k in ks:
                 res[('generated', lang, col, k)] = sum(1 for (d,) in rows if int(d) <= k) / (n * (n - 1) / 2.0)
     print('| fingerprint | k | en real | en generated | ratio | zh real | zh generated | ratio |')
@@ -469,6 +476,8 @@ def main():
     ap.add_argument('n', type=int, nargs='?', default=1000000)
     ap.add_argument('--recall', default='0.9', help='simhash.pairs_recall for simhash128')
     ap.add_argument('--recall64', default='0.9', help='simhash.pairs_recall for simhash (1: exact)')
+    ap.add_argument('--configs128', default='28:0.9,28:1,30:0.9',
+                    help='quality: the simhash128 runs, k:recall, comma-separated')
     ap.add_argument('--runs', type=int, default=1, help='runs of the fingerprint and candidate steps (median)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--docs', help='scale: a corpus made by gen_corpus.py (N documents) instead of a new one')
