@@ -37,8 +37,6 @@
 
 /* more bands than this cost more than they find */
 #define SIMHASH_BAND_MAX_BANDS	4096
-/* exact tables at most, as for 64 bits */
-#define SIMHASH_BAND_MAX_TABLES	300
 /* the bands are drawn from this seed: fixed, so that answers are repeatable */
 #define SIMHASH_BAND_SEED		UINT64CONST(0x5851f42d4c957f2d)
 
@@ -132,8 +130,9 @@ simhash_bands_plan(int width, int max_distance, double nrows, double recall, dou
 	return b;
 }
 
-static double
-band_binomial(int n, int k)
+/* C(n, k), as a double: the number of exact tables */
+double
+simhash_binomial(int n, int k)
 {
 	double		r = 1.0;
 	int			i;
@@ -178,12 +177,12 @@ simhash_bands_tables(int width, int max_distance, double nrows, double row_cost)
 	for (b = max_distance + 1; b <= width; b++)
 	{
 		int			m = b - max_distance;
-		double		tables = band_binomial(b, m);
+		double		tables = simhash_binomial(b, m);
 		int			keybits = m * ((width + b - 1) / b);
 		double		cost;
 
 		/* a key is one word of at most 32 runs */
-		if (tables > SIMHASH_BAND_MAX_TABLES || keybits > 64 || m + 1 > SIMHASH_BAND_MAX_BITS)
+		if (tables > SIMHASH_MAX_TABLES || keybits > 64 || m + 1 > SIMHASH_BAND_MAX_BITS)
 			break;
 		cost = tables * (nrows * row_cost + nrows * nrows / 2.0 * exp2(-(double) width * m / b));
 		if (best < 0 || cost < best)

@@ -10,6 +10,8 @@
 
 /* words of the widest fingerprint a band samples (128 bits) */
 #define SIMHASH_BAND_MAX_WORDS	2
+/* exact tables at most, of either width */
+#define SIMHASH_MAX_TABLES		300
 /* bits a band samples at most: its key is one 64-bit word of runs */
 #define SIMHASH_BAND_MAX_BITS	32
 
@@ -30,6 +32,7 @@ typedef struct SimhashBands
 } SimhashBands;
 
 extern double simhash_band_hit(int width, int distance, int bits);
+extern double simhash_binomial(int n, int k);
 extern SimhashBands *simhash_bands_plan(int width, int max_distance, double nrows,
 										double recall, double row_cost);
 extern SimhashBands *simhash_bands_tables(int width, int max_distance, double nrows,

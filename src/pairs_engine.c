@@ -26,23 +26,11 @@
  */
 #define PAIRS_ROW_COST			8.0
 #define PAIRS_FILE_COST			2.0
-#define PAIRS_MAX_TABLES		300
 
 /* comparisons between two looks at the clock inside one run of equal keys */
 #define PAIRS_COMPARISONS_PER_CLOCK (INT64CONST(1) << 24)
 
 /* ---- the tables ---- */
-
-static double
-binomial(int n, int k)
-{
-	double		r = 1.0;
-	int			i;
-
-	for (i = 1; i <= k; i++)
-		r = r * (n - k + i) / i;
-	return r;
-}
 
 /* chooses the number of blocks b, minimizing the estimated cost */
 static void
@@ -83,11 +71,11 @@ pairs_plan(PairsState *st)
 	for (b = Max(k, 1); b <= SIMHASH_BITS; b++)
 	{
 		int			m = b - k;
-		double		tables = binomial(b, m);
+		double		tables = simhash_binomial(b, m);
 		double		keybits = (double) SIMHASH_BITS * m / b;
 		double		cost;
 
-		if (tables > PAIRS_MAX_TABLES)
+		if (tables > SIMHASH_MAX_TABLES)
 			break;
 		cost = tables * (n * row_cost + n * n / 2.0 * exp2(-keybits));
 		if (best < 0 || cost < best)
