@@ -14,10 +14,12 @@ with probability --stay it goes on with the real text, else it goes on after
 another occurrence there of the token it is at (English tokens are
 whitespace-separated words with their punctuation, Chinese ones characters or
 runs of ASCII letters and digits; line breaks kept).  So its phrases,
-vocabulary and topic are real, its text is new, and unrelated documents are
-as alike as the corpus's own: with the defaults, the share of unrelated
-pairs within k bits of each other, p(k), comes within 2x of the corpus's
-(the benchmark measures both).
+vocabulary and topic are real, and its text is new.  How alike unrelated
+documents come out, p(k) (the share of pairs with Jaccard < 0.5 within k
+bits), is measured against the corpus's by `scale.py pk`: with the defaults
+within 2x for simhash() of English text, not for Chinese (fewer close
+pairs) nor for simhash128() of English text at k <= 28 (more); see
+doc/scale.md.
 
 A share --copies of the documents are planted near-copies: an original gets
 1..3 copies, each at an edit rate from 0.01, 0.03, 0.05, 0.10, 0.20, made of
