@@ -26,6 +26,13 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 
+/* cost-based vacuum delay; 18 tells it whether ANALYZE (never, here) is asking */
+#if PG_VERSION_NUM >= 180000
+#define hamming_vacuum_delay()	vacuum_delay_point(false)
+#else
+#define hamming_vacuum_delay()	vacuum_delay_point()
+#endif
+
 /* which entries of page the callback reports dead: into dead[], their count returned */
 static int
 find_dead(Page page, bool *dead, IndexBulkDeleteCallback callback, void *callback_state)
@@ -70,7 +77,7 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		int			ndead;
 		int			i;
 
-		vacuum_delay_point();
+		hamming_vacuum_delay();
 		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_SHARE, info->strategy);
 		if (find_dead(BufferGetPage(buffer), dead, callback, callback_state) == 0)
 		{
@@ -149,7 +156,7 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Buffer		buffer;
 		Page		page;
 
-		vacuum_delay_point();
+		hamming_vacuum_delay();
 		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_SHARE, info->strategy);
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_SORTED))

@@ -12,6 +12,9 @@
 
 #include "fmgr.h"
 #include "port/pg_bitutils.h"
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"				/* VARSIZE and friends left postgres.h in 16 */
+#endif
 
 /* A fingerprint is a plain uint64, passed by value. */
 typedef uint64 simhash;

@@ -1,10 +1,12 @@
 # test/deps.sh: sourced by test/run-tests.sh and test/demo.sh (after
 # test/cluster.sh).  Installs what building and testing simhash needs on
-# Debian 12 (as root), builds it with warnings as errors, and installs it into
-# the PostgreSQL 15 server.
+# Debian (as root), builds it with warnings as errors, and installs it into
+# the PostgreSQL server of major version SIMHASH_PG_MAJOR: 15 by default (Debian
+# 12 packages 15, Debian 13 packages 17, Debian's development distribution 18).
 set -euo pipefail
 
-SIMHASH_PACKAGES="postgresql-15 postgresql-server-dev-15 libxxhash-dev make gcc libipc-run-perl xz-utils python3 python3-xxhash"
+SIMHASH_PG_MAJOR=${SIMHASH_PG_MAJOR:-15}
+SIMHASH_PACKAGES="postgresql-$SIMHASH_PG_MAJOR postgresql-server-dev-$SIMHASH_PG_MAJOR libxxhash-dev make gcc libipc-run-perl xz-utils python3 python3-xxhash"
 
 install_deps() {
 	local missing=() p
@@ -20,8 +22,8 @@ install_deps() {
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 	fi
-	# PG_CONFIG chooses the PostgreSQL installation (default: Debian's 15)
-	export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+	# PG_CONFIG chooses the PostgreSQL installation (default: Debian's of that major version)
+	export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$SIMHASH_PG_MAJOR/bin/pg_config}
 	export PATH="$("$PG_CONFIG" --bindir):$PATH"
 }
 
