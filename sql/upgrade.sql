@@ -7,7 +7,9 @@ SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS simhash CASCADE;
 RESET client_min_messages;
 -- every object of the installed extension, with what defines it: its
--- catalog row (other objects named, never by oid) and its comment
+-- catalog row (other objects named, never by oid) and its comment; array
+-- types are members from PostgreSQL 16 on (not on 15), so they are left out
+-- for the same list on every version
 CREATE FUNCTION pg_temp.simhash_objects() RETURNS TABLE (object text, definition text)
 LANGUAGE sql AS $$
 SELECT pg_describe_object(d.classid, d.objid, 0),
@@ -54,6 +56,7 @@ SELECT pg_describe_object(d.classid, d.objid, 0),
 FROM pg_depend d
 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'simhash')
+  AND NOT EXISTS (SELECT FROM pg_type t WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid AND t.typcategory = 'A')
 $$;
 CREATE EXTENSION simhash VERSION '0.1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';

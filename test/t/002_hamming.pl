@@ -33,7 +33,7 @@ my $nearest_query = q{
 sub check_exact
 {
 	my ($node, $label) = @_;
-	my $index_settings = 'SET enable_seqscan = off; SET enable_sort = off;';
+	my $index_settings = index_settings($node);
 	my $seq_settings = 'SET enable_bitmapscan = off; SET enable_indexscan = off;';
 
 	like($node->safe_psql('postgres', "$index_settings EXPLAIN (COSTS OFF) $radius_query"),

@@ -104,7 +104,7 @@ for my $index (@indexes)
 		my $via_seqscan = $node->safe_psql('postgres',
 			"SET enable_indexscan = off; SET enable_bitmapscan = off; $check{$kind}");
 		my ($plan, $via_index) = split /\n---\n/, $node->safe_psql('postgres',
-			"BEGIN; $drop_others SET enable_seqscan = off; SET enable_sort = off;
+			"BEGIN; $drop_others " . index_settings($node) . "
 			 SET enable_hashjoin = off; SET enable_mergejoin = off;
 			 EXPLAIN (COSTS OFF) $check{$kind}; SELECT '---'; $check{$kind}; ROLLBACK;");
 		like($plan, qr/docs_$name/, "$name, $kind: the index is used");

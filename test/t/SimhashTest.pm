@@ -7,7 +7,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use Test::More;
 use Exporter 'import';
-our @EXPORT = qw(primary_and_standby simhash_test_sql index_answers_exact);
+our @EXPORT = qw(primary_and_standby simhash_test_sql index_settings index_answers_exact);
 
 # a started primary (allows streaming, 40 connections) and its started standby
 sub primary_and_standby
@@ -47,7 +47,7 @@ sub simhash_test_sql
 sub index_answers_exact
 {
 	my ($node, $table, $label) = @_;
-	my $index = 'SET enable_seqscan = off; SET enable_sort = off; SET enable_bitmapscan = off;';
+	my $index = index_settings($node) . ' SET enable_bitmapscan = off;';
 	my $seq = 'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;';
 	my %queries = (
 		radius => qq{SELECT string_agg(k || ':' || c.j || ':' || t.id, ',' ORDER BY k, c.j, t.id)
@@ -65,6 +65,16 @@ sub index_answers_exact
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 		WHERE i.indrelid = '$table'::regclass AND a.amname = 'hamming'}),
 		qr/^[1-9]/, "$label: hamming_index_check passes on each hamming index");
+}
+
+# settings that leave the planner an index or nothing: no sequential scans,
+# no sorts; 16 and later also sort the input of an ordered aggregate (by
+# default even with enable_sort off) and may then prefer a join filter
+sub index_settings
+{
+	my ($node) = @_;
+	return 'SET enable_seqscan = off; SET enable_sort = off;'
+	  . ($node->pg_version >= 16 ? ' SET enable_presorted_aggregate = off;' : '');
 }
 
 1;
