@@ -36,7 +36,11 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).co
 dist:
 	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD
 
-# PostgreSQL 15 is the oldest version the code compiles against (and the only one tested)
+# PostgreSQL 15 is the oldest version the code compiles against; CI builds and
+# tests 15, 17 and 18 (16 is packaged by no Debian release, so it is untested)
 ifeq ($(shell test "$(MAJORVERSION)" -lt 15 2>/dev/null && echo old),old)
-$(error simhash needs PostgreSQL 15 or later; $(PG_CONFIG) is PostgreSQL $(VERSION))
+$(error simhash refuses PostgreSQL $(VERSION) ($(PG_CONFIG)): it needs 15 or later, for InitMaterializedSRF, MarkGUCPrefixReserved and the tuplesort options 15 introduced)
+endif
+ifeq ($(filter 15 17 18,$(MAJORVERSION)),)
+$(warning simhash is tested on PostgreSQL 15, 17 and 18, not on $(MAJORVERSION) ($(PG_CONFIG)): run test/run-tests.sh before relying on it)
 endif

@@ -1,17 +1,42 @@
 #!/usr/bin/env bash
-# test/fresh-root.sh: the README's two commands on a bare Debian 12.
-#   sudo bash test/fresh-root.sh [ROOT_TARBALL]
-# Makes a minimal Debian 12 root file system (debootstrap --variant=minbase
-# bookworm, from the Debian archive apt is configured with here), puts the
-# committed tree of this clone in it (git archive HEAD: what a user clones),
-# and runs, inside a chroot, `bash test/run-tests.sh` and `bash test/demo.sh`
-# exactly as the README says.  Any install step the scripts forget makes this
-# fail.  Prints one line per command and a closing count; exits non-zero on any
+# test/fresh-root.sh: the README's two commands on a bare Debian.
+#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--citus] [--restore DUMP] [ROOT_TARBALL]
+# Makes a minimal root file system of Debian DIST (debootstrap --variant=minbase;
+# default bookworm, Debian 12), from the Debian archive apt is configured with
+# here, puts the committed tree of this clone in it (git archive HEAD: what a
+# user clones), and runs, inside a chroot, `bash test/run-tests.sh` and
+# `bash test/demo.sh` exactly as the README says, for PostgreSQL MAJOR
+# (SIMHASH_PG_MAJOR; default the one DIST packages: 15 on bookworm, 17 on trixie,
+# 18 on sid).  --citus first builds Citus from ../shared/vendor in the root (so
+# that the suite's test/citus.sh runs); --restore DUMP then runs
+# `test/cross-version.sh restore` on DUMP (made by `test/cross-version.sh dump`
+# on another version).  Any install step the scripts forget makes this fail.
+# Prints one line per command and a closing count; exits non-zero on any
 # failure.  The root (about 700 MB once PostgreSQL is in) is removed at exit.
 # With ROOT_TARBALL (a tar of a debootstrapped root) the debootstrap step is
 # skipped: a development shortcut, CI always starts from debootstrap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+dist=bookworm major= citus= dump= tarball=
+while [ $# -gt 0 ]; do
+	case $1 in
+		--dist) dist=$2; shift 2 ;;
+		--pg) major=$2; shift 2 ;;
+		--citus) citus=1; shift ;;
+		--restore) dump=$(realpath "$2"); shift 2 ;;
+		-*) echo "fresh-root: unknown option $1" >&2; exit 2 ;;
+		*) tarball=$1; shift ;;
+	esac
+done
+if [ -z "$major" ]; then
+	case $dist in
+		bookworm) major=15 ;;
+		trixie) major=17 ;;
+		sid|unstable) major=18 ;;
+		*) echo "fresh-root: which PostgreSQL does $dist package? say --pg MAJOR" >&2; exit 2 ;;
+	esac
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "fresh-root: needs root (debootstrap, mount, chroot): sudo bash $0" >&2
@@ -30,22 +55,30 @@ cleanup() {
 trap cleanup EXIT
 
 started=$SECONDS
-if [ -n "${1:-}" ]; then
-	tar -xf "$1" -C "$root"
+if [ -n "$tarball" ]; then
+	tar -xf "$tarball" -C "$root"
 else
 	command -v debootstrap >/dev/null ||
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 debootstrap >/dev/null; }
 	# the Debian archive apt is configured with (the sources apt actually reads)
 	mirror=$(apt-cache policy 2>/dev/null | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ' || true)
-	debootstrap --variant=minbase bookworm "$root" "${mirror:-http://deb.debian.org/debian}" >"$root.log" 2>&1 ||
+	debootstrap --variant=minbase "$dist" "$root" "${mirror:-http://deb.debian.org/debian}" >"$root.log" 2>&1 ||
 		{ tail -20 "$root.log"; rm -f "$root.log"; exit 1; }
 	rm -f "$root.log"
 fi
-echo "fresh-root: bare Debian 12 root ready in $(( SECONDS - started )) s"
+echo "fresh-root: bare Debian $dist root ready in $(( SECONDS - started )) s"
 
-# the host's apt sources (security updates) and name resolution
-cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
-[ -f /etc/apt/sources.list.d/debian.sources ] && : >"$root/etc/apt/sources.list"
+# the host's apt sources when the root is the host's release (security
+# updates), else debootstrap's; and name resolution
+if grep -qs "^VERSION_CODENAME=$dist\$" /etc/os-release; then
+	cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+	[ -f /etc/apt/sources.list.d/debian.sources ] && : >"$root/etc/apt/sources.list"
+fi
+# the development distribution's Release file expires within days, and the
+# archive here may be a snapshot older than that
+case $dist in
+	sid|unstable) echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99simhash-valid-until" ;;
+esac
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
@@ -55,14 +88,26 @@ mount --bind /dev/pts "$root/dev/pts"
 mkdir -p "$root/root/simhash"
 git archive HEAD | tar -x -C "$root/root/simhash"
 
+cmds=()
+if [ -n "$citus" ]; then
+	cp -a ../shared/vendor "$root/root/vendor"
+	cmds+=("source test/deps.sh && install_deps && bash /root/vendor/build-citus.sh")
+fi
+cmds+=("bash test/run-tests.sh" "bash test/demo.sh")
+if [ -n "$dump" ]; then
+	cp "$dump" "$root/root/cross-version.dump"
+	cmds+=("bash test/cross-version.sh restore /root/cross-version.dump")
+fi
+
+echo "fresh-root: Debian $dist, PostgreSQL $major"
 passed=0 failed=0
-for cmd in "bash test/run-tests.sh" "bash test/demo.sh"; do
+for cmd in "${cmds[@]}"; do
 	t0=$SECONDS
-	if chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+	if chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb SIMHASH_PG_MAJOR="$major" \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		bash -c "cd /root/simhash && $cmd" >"$root/root/out.log" 2>&1; then
 		passed=$(( passed + 1 ))
-		echo "fresh-root: ok: $cmd ($(( SECONDS - t0 )) s): $(grep -E '^tests: ' "$root/root/out.log" | tail -n 1)"
+		echo "fresh-root: ok: $cmd ($(( SECONDS - t0 )) s): $(grep -E '^(tests|cross-version): [0-9]+ passed' "$root/root/out.log" | tail -n 1)"
 	else
 		failed=$(( failed + 1 ))
 		echo "fresh-root: FAILED: $cmd ($(( SECONDS - t0 )) s); its last lines:"
