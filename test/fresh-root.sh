@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # test/fresh-root.sh: the README's two commands on a bare Debian.
-#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--citus] [--restore DUMP] [ROOT_TARBALL]
+#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--restore DUMP] [ROOT_TARBALL]
 # Makes a minimal root file system of Debian DIST (debootstrap --variant=minbase;
 # default bookworm, Debian 12), from the Debian archive apt is configured with
 # here, puts the committed tree of this clone in it (git archive HEAD: what a
 # user clones), and runs, inside a chroot, `bash test/run-tests.sh` and
 # `bash test/demo.sh` exactly as the README says, for PostgreSQL MAJOR
 # (SIMHASH_PG_MAJOR; default the one DIST packages: 15 on bookworm, 17 on trixie,
-# 18 on sid).  --citus first builds Citus from ../shared/vendor in the root (so
-# that the suite's test/citus.sh runs); --restore DUMP then runs
+# 18 on sid).  --restore DUMP then runs
 # `test/cross-version.sh restore` on DUMP (made by `test/cross-version.sh dump`
 # on another version).  Any install step the scripts forget makes this fail.
 # Prints one line per command and a closing count; exits non-zero on any
@@ -18,12 +17,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dist=bookworm major= citus= dump= tarball=
+dist=bookworm major= dump= tarball=
 while [ $# -gt 0 ]; do
 	case $1 in
 		--dist) dist=$2; shift 2 ;;
 		--pg) major=$2; shift 2 ;;
-		--citus) citus=1; shift ;;
 		--restore) dump=$(realpath "$2"); shift 2 ;;
 		-*) echo "fresh-root: unknown option $1" >&2; exit 2 ;;
 		*) tarball=$1; shift ;;
@@ -88,12 +86,7 @@ mount --bind /dev/pts "$root/dev/pts"
 mkdir -p "$root/root/simhash"
 git archive HEAD | tar -x -C "$root/root/simhash"
 
-cmds=()
-if [ -n "$citus" ]; then
-	cp -a ../shared/vendor "$root/root/vendor"
-	cmds+=("source test/deps.sh && install_deps && bash /root/vendor/build-citus.sh")
-fi
-cmds+=("bash test/run-tests.sh" "bash test/demo.sh")
+cmds=("bash test/run-tests.sh" "bash test/demo.sh")
 if [ -n "$dump" ]; then
 	cp "$dump" "$root/root/cross-version.dump"
 	cmds+=("bash test/cross-version.sh restore /root/cross-version.dump")
