@@ -134,10 +134,13 @@ pg_restore --exit-on-error -d simhash_xv "$file"
 echo "cross-version: restored on PostgreSQL $(psql -X -At -c 'SHOW server_version')"
 check "simhash() of the 268 texts gives the fingerprints stored by the old version" \
 	"SELECT count(*) = 268 AND bool_and(fp = simhash(body)) FROM texts"
-check "the cross-check's fingerprints (simhash 1..3 and simhash_ngram 3, every weighting) are the old version's" \
-	"SELECT count(*) > 20000 AND bool_and(r.fp = (CASE split_part(config, '/', 1)
-		WHEN 'simhash' THEN simhash(t.body, split_part(config, '/', 2)::int, split_part(config, '/', 3))
-		ELSE simhash_ngram(t.body, split_part(config, '/', 2)::int, split_part(config, '/', 3)) END)::text)
+# (a configuration is FUNCTION/N/WEIGHTING; an unknown function fails)
+check "the cross-check's fingerprints (every function and configuration it uses) are the old version's" \
+	"SELECT count(*) > 20000 AND bool_and(r.fp = CASE split_part(config, '/', 1)
+		WHEN 'simhash' THEN simhash(t.body, split_part(config, '/', 2)::int, split_part(config, '/', 3))::text
+		WHEN 'simhash_ngram' THEN simhash_ngram(t.body, split_part(config, '/', 2)::int, split_part(config, '/', 3))::text
+		WHEN 'simhash128' THEN simhash128(t.body, split_part(config, '/', 2)::int, split_part(config, '/', 3))::text
+		WHEN 'simhash128_ngram' THEN simhash128_ngram(t.body, split_part(config, '/', 2)::int, split_part(config, '/', 3))::text END)
 	FROM crosscheck_results r JOIN crosscheck_texts t USING (id)"
 check_answers "restored"
 # changes after the restore: deletes, VACUUM, and inserts at distance 1 from
