@@ -55,6 +55,13 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 
+/* cost-based vacuum delay; 18 tells it whether ANALYZE (never, here) is asking */
+#if PG_VERSION_NUM >= 180000
+#define hamming_vacuum_delay()	vacuum_delay_point(false)
+#else
+#define hamming_vacuum_delay()	vacuum_delay_point()
+#endif
+
 /* strategies of simhash_hamming_ops: SIMHASH_STRATEGY_* of strategy.h */
 #define HAMMING_NSTRATEGIES			4
 

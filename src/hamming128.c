@@ -256,7 +256,7 @@ hamming128_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		int			n;
 		int			i;
 
-		vacuum_delay_point();
+		hamming_vacuum_delay();
 		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, info->strategy);
 		page = BufferGetPage(buffer);
 		if (!hamming_page_is(page, HAMMING_WIDE))
@@ -333,7 +333,7 @@ hamming128_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	{
 		Buffer		buffer = hamming_lock_page(info->index, blkno, BUFFER_LOCK_SHARE, info->strategy);
 
-		vacuum_delay_point();
+		hamming_vacuum_delay();
 		if (hamming_page_is(BufferGetPage(buffer), HAMMING_WIDE))
 			stats->num_index_tuples += HammingPageGetOpaque(BufferGetPage(buffer))->nentries;
 		UnlockReleaseBuffer(buffer);

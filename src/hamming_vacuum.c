@@ -26,13 +26,6 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 
-/* cost-based vacuum delay; 18 tells it whether ANALYZE (never, here) is asking */
-#if PG_VERSION_NUM >= 180000
-#define hamming_vacuum_delay()	vacuum_delay_point(false)
-#else
-#define hamming_vacuum_delay()	vacuum_delay_point()
-#endif
-
 /* which entries of page the callback reports dead: into dead[], their count returned */
 static int
 find_dead(Page page, bool *dead, IndexBulkDeleteCallback callback, void *callback_state)
