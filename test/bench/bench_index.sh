@@ -54,6 +54,6 @@ py=python3
 "$py" test/bench/bench_index.py "$root/test/out" "$@"
 
 elapsed=$((SECONDS - start_time))
-line="Wall time of test/bench_index.sh${*:+ $*}: ${elapsed} s"
+line="Wall time of test/bench/bench_index.sh${*:+ $*}: ${elapsed} s"
 echo "$line"
 echo "$line" >>test/out/bench_index.md
