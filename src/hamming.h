@@ -3,7 +3,7 @@
  *	  The "hamming" index access method: strategy numbers, page layout,
  *	  metapage, scan state and the entry points of its files
  *	  (hamming_build.c, hamming_insert.c, hamming_scan.c, hamming_vacuum.c,
- *	  hamming_cost.c, hamming_validate.c, hamming_utils.c).
+ *	  hamming_work.c, hamming_cost.c, hamming_validate.c, hamming_utils.c).
  *
  * The index has two parts.  The probe tables, written by CREATE INDEX and
  * REINDEX, hold every fingerprint of the table four times, each copy sorted
@@ -35,7 +35,7 @@
  *
  * A radius scan ("fp <@ simhash_ball(q, k)", "fp % q", "fp = q") either
  * probes the tables and reads the tail, or reads every page (a pass), which
- * ever hamming_cost.c models cheaper; both are exact.  An ordering "ORDER BY
+ * ever hamming_work.c models cheaper; both are exact.  An ordering "ORDER BY
  * fp <-> q" is answered nearest first: by probes of widening radius while
  * they are cheaper than a pass, then by passes over the index, each
  * returning the next batch of entries in (distance, heap TID) order (ties
@@ -288,11 +288,13 @@ extern IndexBulkDeleteResult *hamming_bulk_delete(IndexVacuumInfo *info,
 extern IndexBulkDeleteResult *hamming_vacuum_cleanup(IndexVacuumInfo *info,
 													 IndexBulkDeleteResult *stats);
 
-/* hamming_cost.c */
+/* hamming_work.c */
 extern double hamming_pass_work(double pages, double entries);
 extern double hamming_probe_work(const HammingTables *tables, int k);
 extern bool hamming_probe_pays(const HammingTables *tables, int k, double tail_pages,
 							   double tail_entries);
+
+/* hamming_cost.c */
 extern void hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 								  Cost *indexStartupCost, Cost *indexTotalCost,
 								  Selectivity *indexSelectivity, double *indexCorrelation,

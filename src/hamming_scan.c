@@ -2,7 +2,7 @@
  * hamming_scan.c
  *	  Scans of a "hamming" index.  A radius scan (bitmap or tuple by tuple)
  *	  either probes the tables (hamming_probe.c) and then reads the tail
- *	  pages, or reads every page, whichever hamming_cost.c models cheaper;
+ *	  pages, or reads every page, whichever hamming_work.c models cheaper;
  *	  both keep the entries within the radius of every condition: exact, no
  *	  recheck.  An ordered scan (ORDER BY fp <-> q) returns rings: every row
  *	  within 1, 3, 5, ... bits not returned yet, found by probes and among the
