@@ -246,7 +246,7 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-SET force_parallel_mode = on;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'on', false) AS parallel_forced \gset
 CREATE TABLE lk_run3 AS SELECT * FROM simhash_lineage('SELECT id, fp, body, rank FROM lk', 6, 0.6, 'single');
 CREATE TABLE lk_run4 AS SELECT * FROM simhash_lineage('SELECT id, fp, rank FROM lk', 6, 'center');
 RESET ALL;
