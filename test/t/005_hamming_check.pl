@@ -16,7 +16,7 @@ use lib $FindBin::RealBin;
 use SimhashTest;
 
 my $node = PostgreSQL::Test::Cluster->new('check');
-$node->init;
+$node->init(no_data_checksums => 1);	# damaged pages reach the check, not the checksum test (18 enables checksums)
 $node->start;
 $node->safe_psql('postgres', simhash_test_sql() . q{
 	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 3000);
