@@ -237,6 +237,43 @@ SELECT NOT EXISTS (SELECT * FROM simhash_lineage('SELECT id, fp, body, rank FROM
 				   EXCEPT ALL
 				   SELECT * FROM simhash_lineage('SELECT id, fp, shingle_set(body), rank FROM lk', 6, 0.6)) AS shingle_set_same;
 
+-- the 128-bit forms: each fingerprint doubled into a simhash128 (high half
+-- fp, low half fp rotated by 17 bits), so that every distance doubles and
+-- radius 2k of 128 bits finds what k of 64 bits finds: the lineage equals
+-- the brute force above with its distances doubled, row for row, and
+-- simhash_clusters and simhash_dedup keep the same rows
+CREATE TABLE lk128 AS
+	SELECT id, body, rank,
+		   (int8send(fp::bigint) || int8send((fp::bigint << 17) | ((fp::bigint >> 47) & 131071)))::simhash128 AS fp
+	FROM lk;
+SELECT count(*) FILTER (WHERE a.fp <~> b.fp = 2 * (c.fp <~> d.fp)) = count(*) AS distances_double
+FROM lk128 a JOIN lk128 b ON a.id < b.id JOIN lk c ON c.id = a.id JOIN lk d ON d.id = b.id
+WHERE a.fp IS NOT NULL AND b.fp IS NOT NULL;
+CREATE TABLE lk_lineage128 AS
+	SELECT c.*, f.* FROM lk_cases c,
+		simhash_lineage('SELECT id, fp' || CASE WHEN c.t IS NOT NULL THEN ', body' ELSE '' END ||
+						CASE WHEN c.ranked THEN ', rank' ELSE '' END || ' FROM lk128', 2 * c.k, c.t, c.linkage) f
+	WHERE c.t IS NOT NULL
+	UNION ALL
+	SELECT c.*, f.* FROM lk_cases c,
+		simhash_lineage('SELECT id, fp' || CASE WHEN c.ranked THEN ', rank' ELSE '' END || ' FROM lk128', 2 * c.k, c.linkage) f
+	WHERE c.t IS NULL;
+CREATE TABLE lk_kept128 AS
+	SELECT c.*, s.id, s.cluster_id AS kept_id, 'clusters' AS fn
+	FROM lk_cases c, simhash_clusters('SELECT id, fp' || CASE WHEN c.ranked THEN ', rank' ELSE '' END || ' FROM lk128', 2 * c.k, c.linkage) s
+	WHERE c.t IS NULL
+	UNION ALL
+	SELECT c.*, d.id, coalesce(d.duplicate_of, d.id), 'dedup'
+	FROM lk_cases c, simhash_dedup('SELECT id, fp, body' || CASE WHEN c.ranked THEN ', rank' ELSE '' END || ' FROM lk128', 2 * c.k, c.t, c.linkage) d
+	WHERE c.t IS NOT NULL;
+SELECT (SELECT count(*) FROM lk_lineage128) AS rows,
+	   NOT EXISTS (SELECT linkage, k, t, ranked, id, kept_id, 2 * distance, similarity, cluster_size FROM lk_expect
+				   EXCEPT ALL SELECT * FROM lk_lineage128) AND
+	   NOT EXISTS (SELECT * FROM lk_lineage128 EXCEPT ALL
+				   SELECT linkage, k, t, ranked, id, kept_id, 2 * distance, similarity, cluster_size FROM lk_expect) AS lineage128_ok,
+	   NOT EXISTS (SELECT * FROM lk_kept128 EXCEPT ALL SELECT * FROM lk_kept) AND
+	   (SELECT count(*) FROM lk_kept128) = (SELECT count(*) FROM lk_kept) / 2 AS kept128_ok;
+
 -- ---------------------------------------------------------------------------
 -- the same output twice, and under parallel query
 -- ---------------------------------------------------------------------------
@@ -259,7 +296,7 @@ SELECT (SELECT count(*) FROM lk_run1) AS rows,
 	   NOT EXISTS (SELECT * FROM lk_run4 EXCEPT ALL SELECT * FROM lk_run5) AND
 	   NOT EXISTS (SELECT * FROM lk_run5 EXCEPT ALL SELECT * FROM lk_run4) AS parallel_same_center;
 
-DROP TABLE chain, lk, lk_ord, lk_pairs, lk_cases, lk_expect, lk_lineage, lk_kept, lk_run1, lk_run2, lk_run3, lk_run4, lk_run5;
+DROP TABLE chain, lk, lk128, lk_lineage128, lk_kept128, lk_ord, lk_pairs, lk_cases, lk_expect, lk_lineage, lk_kept, lk_run1, lk_run2, lk_run3, lk_run4, lk_run5;
 DROP FUNCTION lk_random(), lk_flip(simhash, integer), lk_edit(text, integer), lk_center(integer, float8, boolean),
 	lk_single(integer, float8, boolean), lk_expected(text, integer, float8, boolean),
 	lk_found(text, integer, float8, boolean);
