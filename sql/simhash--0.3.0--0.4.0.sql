@@ -146,41 +146,57 @@ COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
 --             answers it: every member is a (verified) near-duplicate of its
 --             kept row, no chain joins two clusters.
 -- The order is the query's optional last column, rank: lowest rank first
--- (NULL ranks last), ties by id; without it, ascending id.  With a rank the
--- engines run on the rows numbered in that order (row_number() over rank and
--- id, so the query must give the same rows on every read), and the numbers
--- are mapped back to ids.  With lineage, each row also gets its distance and
--- (verified) its similarity to its kept row, and its cluster's size.
--- min_similarity NULL: not verified.
-CREATE FUNCTION simhash_linkage(query text, max_distance integer, min_similarity float8,
-								linkage text, shingle integer, units text, lineage boolean)
-	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
+-- (NULL ranks last), ties by id; without it, ascending id.  With a rank, or
+-- ids that are not integers (the _keyed forms below), the engines run on the
+-- rows numbered in that order (row_number() over rank and id, so the query
+-- must give the same rows on every read), and the numbers are mapped back to
+-- ids.  With lineage, each row also gets its distance and (verified) its
+-- similarity to its kept row, and its cluster's size.  min_similarity NULL:
+-- not verified.
+CREATE FUNCTION simhash_keyed(key anyelement, what text, query text, max_distance integer,
+							  min_similarity float8, linkage text, shingle integer, units text, ordered boolean)
+	RETURNS TABLE (id anyelement, other_id anyelement, distance integer, similarity float8, cluster_size bigint)
 	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
 DECLARE
-	sub pg_catalog.text := @extschema@.simhash_subquery(query);
+	sub pg_catalog.text;
 	verified boolean := min_similarity IS NOT NULL;
 	-- the columns the engines read, and what is selected of them
 	cols pg_catalog.text := CASE WHEN min_similarity IS NULL THEN 'id, fp' ELSE 'id, fp, body' END;
 	data pg_catalog.text := CASE WHEN min_similarity IS NULL THEN 's.fp' ELSE 's.fp, s.body' END;
 	args pg_catalog.text := CASE WHEN min_similarity IS NULL THEN '($1, $2)'
 		ELSE '($1, $2, $3::pg_catalog.float8, $4::pg_catalog.int4, $5::pg_catalog.text)' END;
+	shape pg_catalog.text;
 	ranked boolean := false;
 	too_many boolean := false;
+	key_type pg_catalog.regtype := pg_catalog.pg_typeof(key);
 	id_type pg_catalog.regtype;
 	body_type pg_catalog.regtype;
-	ids bigint[];
-	null_id boolean;
-	dup_id bigint;
+	bad_null boolean;
+	bad_id pg_catalog.text;
+	numbered boolean;
 	engine pg_catalog.text;
-	kept pg_catalog.text;
+	map pg_catalog.text;
+	result pg_catalog.text;
 BEGIN
-	IF linkage IS NULL OR linkage NOT IN ('single', 'center') THEN
+	-- a NULL argument (but the key, which only gives the type): no rows, as a strict function
+	IF query IS NULL OR max_distance IS NULL OR ordered IS NULL OR (verified AND (shingle IS NULL OR units IS NULL)) OR
+		(what OPERATOR(pg_catalog.<>) 'pairs' AND linkage IS NULL) THEN
+		RETURN;
+	END IF;
+	sub := @extschema@.simhash_subquery(query);
+	IF what OPERATOR(pg_catalog.<>) 'pairs' AND (linkage IS NULL OR linkage NOT IN ('single', 'center')) THEN
 		RAISE EXCEPTION 'unrecognized linkage: %', coalesce(pg_catalog.quote_literal(linkage), 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
 				  HINT = 'The linkage is ''single'' (connected components of the pairs) or ''center'' (every member within the radius of its cluster''s kept row).';
 	END IF;
-	-- its shape: the engine's columns, and a rank if there is one more
+	shape := pg_catalog.format(CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN
+			CASE WHEN verified THEN 'query must return three columns: %s, a simhash, and a text or a shingle set'
+				 ELSE 'query must return two columns: %s and a simhash' END
+		WHEN verified THEN 'query must return three or four columns: %s, a simhash, a text or a shingle set, and a rank'
+		ELSE 'query must return two or three columns: %s, a simhash, and a rank' END,
+		CASE WHEN key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype THEN 'a bigint id' ELSE 'an id' END);
+	-- its shape: the engine's columns, and (not for pairs) a rank if there is one more
 	BEGIN
 		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank) LIMIT 0', sub, cols);
 		ranked := true;
@@ -194,76 +210,126 @@ BEGIN
 		EXCEPTION WHEN invalid_column_reference THEN
 			NULL;
 		END;
-		EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.id) FROM (SELECT 1) AS x LEFT JOIN '
-								  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s, rank) ON true', sub, cols)
-			INTO id_type;
 	END IF;
-	IF too_many OR (ranked AND NOT id_type OPERATOR(pg_catalog.=) ANY
-			('{bigint,integer,smallint}'::pg_catalog.regtype[])) THEN
-		RAISE EXCEPTION '%', CASE WHEN verified
-			THEN 'query must return three or four columns: a bigint id, a simhash, a text or a shingle set, and a rank'
-			ELSE 'query must return two or three columns: a bigint id, a simhash, and a rank' END
+	IF too_many OR (ranked AND what OPERATOR(pg_catalog.=) 'pairs') THEN
+		RAISE EXCEPTION '%', shape
 			USING ERRCODE = 'datatype_mismatch',
-				  HINT = pg_catalog.format('Write the query as SELECT %s, rank FROM ...: the row of lowest rank of each cluster is kept (ties: the smallest id); without a rank, the smallest id.', cols);
+				  HINT = CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN pg_catalog.format('Write the query as SELECT %s FROM ...', cols)
+					ELSE pg_catalog.format('Write the query as SELECT %s, rank FROM ...: the row of lowest rank of each cluster is kept (ties: the smallest id); without a rank, the smallest id.', cols) END;
 	END IF;
+	IF ranked THEN
+		cols := cols OPERATOR(pg_catalog.||) ', rank';
+	END IF;
+	EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.id) FROM (SELECT 1) AS x LEFT JOIN '
+							  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
+		INTO id_type;
 
-	IF NOT ranked THEN
-		engine := query;
-	ELSE
-		-- the ids in order, and checked as the engines check them: they read
-		-- the numbers of the rows instead
-		EXECUTE pg_catalog.format('SELECT pg_catalog.array_agg(s.id::pg_catalog.int8 ORDER BY s.rank, s.id) '
-								  'FILTER (WHERE s.fp IS NOT NULL), pg_catalog.bool_or(s.id IS NULL) '
-								  'FROM (%s) AS s(%s, rank)', sub, cols)
-			INTO ids, null_id;
-		IF null_id THEN
+	-- the engines read integer ids in id order as they are; any other id,
+	-- or an order by rank, is numbered in that order and mapped back
+	numbered := ranked OR NOT (key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype AND
+		id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[]));
+	IF key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype AND
+		NOT id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[]) THEN
+		RAISE EXCEPTION '%', shape
+			USING ERRCODE = 'datatype_mismatch',
+				  DETAIL = pg_catalog.format('The first column has type %s.', id_type),
+				  HINT = pg_catalog.format('For ids of another type, pass a NULL of that type to the keyed form: %s_keyed(NULL::%s, query, ...).',
+										   CASE WHEN what OPERATOR(pg_catalog.=) 'lineage' THEN 'simhash_lineage'
+												WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN 'simhash_pairs'
+												ELSE 'simhash_clusters' END, id_type);
+	END IF;
+	IF numbered THEN
+		IF id_type OPERATOR(pg_catalog.<>) key_type AND key_type OPERATOR(pg_catalog.<>) 'bigint'::pg_catalog.regtype THEN
+			RAISE EXCEPTION 'the ids of the query have type %, the first argument has type %', id_type, key_type
+				USING ERRCODE = 'datatype_mismatch',
+					  HINT = pg_catalog.format('Pass NULL::%s as the first argument, or cast the id column of the query to %s.', id_type, key_type);
+		END IF;
+		BEGIN
+			EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s) ORDER BY s.id LIMIT 0', sub, cols);
+		EXCEPTION WHEN undefined_function THEN
+			RAISE EXCEPTION 'ids of type % cannot be ordered', id_type
+				USING ERRCODE = 'datatype_mismatch',
+					  HINT = 'The id needs a default btree operator class (as a primary key has): the smallest id of a cluster is kept, and rows are numbered in id order. Use another key, or number the rows with row_number() OVER ().';
+		END;
+		-- a NULL or repeated id
+		EXECUTE pg_catalog.format('SELECT s.id IS NULL AS is_null, s.id::pg_catalog.text AS id FROM (%s) AS s(%s) '
+								  'GROUP BY s.id HAVING s.id IS NULL OR pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 '
+								  'ORDER BY s.id NULLS FIRST LIMIT 1', sub, cols)
+			INTO bad_null, bad_id;
+		IF bad_null THEN
 			RAISE EXCEPTION 'query returned a NULL id' USING ERRCODE = 'null_value_not_allowed',
 				HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
-		END IF;
-		SELECT pg_catalog.min(d.id) INTO dup_id
-		FROM (SELECT u.id FROM pg_catalog.unnest(ids) AS u(id)
-			  GROUP BY u.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) AS d;
-		IF dup_id IS NOT NULL THEN
-			RAISE EXCEPTION 'id % appears more than once in the query result', dup_id
+		ELSIF bad_id IS NOT NULL THEN
+			RAISE EXCEPTION 'id % appears more than once in the query result', bad_id
 				USING ERRCODE = 'cardinality_violation',
 					  HINT = 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
 		END IF;
-		engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY s.rank, s.id), %s '
-									'FROM (%s) AS s(%s, rank) WHERE s.fp IS NOT NULL', data, sub, cols);
+		-- rows numbered in (rank,) id order; map: number -> id
+		map := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s) AS n, s.id%s AS id '
+								 'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
+								 CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END,
+								 CASE WHEN id_type OPERATOR(pg_catalog.<>) key_type THEN '::pg_catalog.int8' ELSE '' END, sub, cols);
+		engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s '
+									'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
+									CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END, data, sub, cols);
+	ELSE
+		map := 'SELECT NULL::pg_catalog.int8 AS n, NULL::pg_catalog.int8 AS id WHERE false';
+		engine := query;
 	END IF;
-	-- n: every row with its kept row
-	kept := 'WITH e AS (' || CASE linkage
-		WHEN 'single' THEN 'SELECT c.id, c.cluster_id AS kept FROM @extschema@.simhash_clusters' || args || ' AS c'
-		ELSE 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept FROM @extschema@.simhash_dedup' || args || ' AS d' END
-		|| '), n AS (' || CASE WHEN ranked THEN 'SELECT $6[e.id] AS id, $6[e.kept] AS kept FROM e'
-							   ELSE 'SELECT e.id, e.kept FROM e' END || ')';
 
-	IF NOT lineage THEN
-		RETURN QUERY EXECUTE kept || ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
-			USING engine, max_distance, min_similarity, shingle, units, ids;
+	-- e: the engine's rows; n: the same with the ids of the query
+	IF what OPERATOR(pg_catalog.=) 'pairs' THEN
+		result := 'SELECT p.id_a AS id, p.id_b AS kept, p.distance, '
+			OPERATOR(pg_catalog.||) CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END
+			OPERATOR(pg_catalog.||) ' AS similarity FROM @extschema@.simhash_pairs' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS p';
+	ELSIF linkage OPERATOR(pg_catalog.=) 'single' THEN
+		result := 'SELECT c.id, c.cluster_id AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_clusters' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS c';
+	ELSE
+		result := 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_dedup' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS d';
+	END IF;
+	result := 'WITH e AS (' OPERATOR(pg_catalog.||) result OPERATOR(pg_catalog.||) '), '
+		OPERATOR(pg_catalog.||) CASE WHEN numbered THEN
+			pg_catalog.format('m AS MATERIALIZED (%s), n AS (SELECT a.id, b.id AS kept, e.distance, e.similarity, e.id AS id_n, e.kept AS kept_n '
+							  'FROM e JOIN m AS a ON a.n OPERATOR(pg_catalog.=) e.id JOIN m AS b ON b.n OPERATOR(pg_catalog.=) e.kept)', map)
+		ELSE 'n AS (SELECT e.id::pg_catalog.int8 AS id, e.kept::pg_catalog.int8 AS kept, e.distance, e.similarity, e.id AS id_n, e.kept AS kept_n FROM e)' END;
+
+	IF what OPERATOR(pg_catalog.=) 'pairs' THEN
+		RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, n.distance, n.similarity, NULL::pg_catalog.int8 FROM n'
+			OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.id_n, n.kept_n' ELSE '' END
+			USING engine, max_distance, min_similarity, shingle, units;
 		RETURN;
 	END IF;
+	IF what OPERATOR(pg_catalog.=) 'clusters' THEN
+		RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
+			OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
+			USING engine, max_distance, min_similarity, shingle, units;
+		RETURN;
+	END IF;
+	-- the lineage: each row's distance and similarity to its kept row, joined by the engine's ids
 	IF verified THEN
 		EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.body) FROM (SELECT 1) AS x LEFT JOIN '
 								  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
 			INTO body_type;
 	END IF;
-	RETURN QUERY EXECUTE kept || pg_catalog.format(
-		', s AS (SELECT s.id::pg_catalog.int8 AS id, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL) '
+	RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) pg_catalog.format(
+		', s AS (%s) '
 		'SELECT n.id, n.kept, (a.fp OPERATOR(@extschema@.<~>) b.fp)::pg_catalog.int4, '
-		'       CASE WHEN n.id OPERATOR(pg_catalog.<>) n.kept THEN %s END, '
-		'       pg_catalog.count(*) OVER (PARTITION BY n.kept) '
-		'FROM n JOIN s AS a ON a.id OPERATOR(pg_catalog.=) n.id JOIN s AS b ON b.id OPERATOR(pg_catalog.=) n.kept',
-		data, sub, cols || CASE WHEN ranked THEN ', rank' ELSE '' END,
+		'       CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN %s END, '
+		'       pg_catalog.count(*) OVER (PARTITION BY n.kept_n) '
+		'FROM n JOIN s AS a ON a.n OPERATOR(pg_catalog.=) n.id_n JOIN s AS b ON b.n OPERATOR(pg_catalog.=) n.kept_n',
+		CASE WHEN numbered THEN pg_catalog.format('SELECT t.* FROM (%s) AS t(n, %s)', engine,
+												   CASE WHEN verified THEN 'fp, body' ELSE 'fp' END)
+			 ELSE pg_catalog.format('SELECT s.id::pg_catalog.int8 AS n, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL', data, sub, cols) END,
 		CASE WHEN NOT verified THEN 'NULL::pg_catalog.float8'
 			 WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype
 				THEN '@extschema@.shingle_similarity(a.body, b.body)'
 			 ELSE '@extschema@.shingle_similarity(a.body::pg_catalog.text, b.body::pg_catalog.text, $4, $5)' END)
-		USING engine, max_distance, min_similarity, shingle, units, ids;
+		OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
+		USING engine, max_distance, min_similarity, shingle, units;
 END
 $$;
-COMMENT ON FUNCTION simhash_linkage(text, integer, float8, text, integer, text, boolean) IS
-	'what simhash_clusters, simhash_dedup and simhash_lineage with a linkage compute: every row of query (SELECT id, simhash[, body][, rank]) with the id of its cluster''s kept row, and with lineage its distance and similarity to that row and its cluster''s size; min_similarity NULL: not verified';
+COMMENT ON FUNCTION simhash_keyed(anyelement, text, text, integer, float8, text, integer, text, boolean) IS
+	'what the whole-table functions with a key (simhash_pairs_keyed ...) and the forms with a linkage run: the pairs (what ''pairs''), or every row with its cluster''s kept row (''clusters''; ''lineage'' with its distance, similarity and cluster size) of query (SELECT id, simhash[, body][, rank]); ids of the type of key; min_similarity NULL: not verified; ordered: by the kept row''s order, then the row''s';
 
 -- Every form of simhash_clusters and simhash_dedup with a linkage, after its
 -- thresholds.  Without one they answer as in 0.3.0: simhash_clusters
@@ -272,7 +338,7 @@ CREATE FUNCTION simhash_clusters(query text, max_distance integer, linkage text)
 	RETURNS TABLE (id bigint, cluster_id bigint)
 	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
 AS $$
-	SELECT l.id, l.kept_id FROM @extschema@.simhash_linkage(query, max_distance, NULL, linkage, 3, 'words', false) AS l
+	SELECT l.id, l.other_id FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, NULL, linkage, 3, 'words', false) AS l
 $$;
 COMMENT ON FUNCTION simhash_clusters(text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once, with the id of its cluster''s kept row (the lowest rank, ties by id; without a rank the smallest id); linkage ''single'': connected components of simhash_pairs(query, max_distance); ''center'': every member within max_distance bits of the kept row, no chaining';
@@ -282,7 +348,7 @@ CREATE FUNCTION simhash_clusters(query text, max_distance integer, min_similarit
 	RETURNS TABLE (id bigint, cluster_id bigint)
 	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
 AS $$
-	SELECT l.id, l.kept_id FROM @extschema@.simhash_linkage(query, max_distance, min_similarity, linkage, shingle, units, false) AS l
+	SELECT l.id, l.other_id FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, min_similarity, linkage, shingle, units, false) AS l
 $$;
 COMMENT ON FUNCTION simhash_clusters(text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once, with the id of its cluster''s kept row (the lowest rank, ties by id; without a rank the smallest id); linkage ''single'': connected components of the verified pairs; ''center'': every member within max_distance bits of the kept row and with shingle_similarity >= min_similarity to it, no chaining';
@@ -291,8 +357,8 @@ CREATE FUNCTION simhash_dedup(query text, max_distance integer, linkage text)
 	RETURNS TABLE (id bigint, duplicate_of bigint)
 	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
 AS $$
-	SELECT l.id, CASE WHEN l.kept_id OPERATOR(pg_catalog.<>) l.id THEN l.kept_id END
-	FROM @extschema@.simhash_linkage(query, max_distance, NULL, linkage, 3, 'words', false) AS l
+	SELECT l.id, CASE WHEN l.other_id OPERATOR(pg_catalog.<>) l.id THEN l.other_id END
+	FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, NULL, linkage, 3, 'words', false) AS l
 $$;
 COMMENT ON FUNCTION simhash_dedup(text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once: the kept row of each cluster of simhash_clusters(query, max_distance, linkage) with duplicate_of NULL, every other row with duplicate_of = that kept row';
@@ -302,8 +368,8 @@ CREATE FUNCTION simhash_dedup(query text, max_distance integer, min_similarity f
 	RETURNS TABLE (id bigint, duplicate_of bigint)
 	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
 AS $$
-	SELECT l.id, CASE WHEN l.kept_id OPERATOR(pg_catalog.<>) l.id THEN l.kept_id END
-	FROM @extschema@.simhash_linkage(query, max_distance, min_similarity, linkage, shingle, units, false) AS l
+	SELECT l.id, CASE WHEN l.other_id OPERATOR(pg_catalog.<>) l.id THEN l.other_id END
+	FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, min_similarity, linkage, shingle, units, false) AS l
 $$;
 COMMENT ON FUNCTION simhash_dedup(text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once: the kept row of each cluster of simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units) with duplicate_of NULL, every other row with duplicate_of = that kept row';
@@ -313,7 +379,7 @@ CREATE FUNCTION simhash_lineage(query text, max_distance integer, linkage text D
 	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
 	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
 AS $$
-	SELECT * FROM @extschema@.simhash_linkage(query, max_distance, NULL, linkage, 3, 'words', true)
+	SELECT * FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'lineage', query, max_distance, NULL, linkage, 3, 'words', false)
 $$;
 COMMENT ON FUNCTION simhash_lineage(text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once, with its cluster''s kept row as simhash_clusters(query, max_distance, linkage) chooses it (kept_id = id for the kept row itself), its Hamming distance to that row and the number of rows of its cluster; similarity NULL';
@@ -323,10 +389,104 @@ CREATE FUNCTION simhash_lineage(query text, max_distance integer, min_similarity
 	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
 	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
 AS $$
-	SELECT * FROM @extschema@.simhash_linkage(query, max_distance, min_similarity, linkage, shingle, units, true)
+	SELECT * FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'lineage', query, max_distance, min_similarity, linkage, shingle, units, false)
 $$;
 COMMENT ON FUNCTION simhash_lineage(text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once, with its cluster''s kept row as simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units) chooses it (kept_id = id for the kept row itself), its Hamming distance and shingle_similarity to that row (similarity NULL for the kept row) and the number of rows of its cluster';
+
+-- The same with ids of any type that has a default btree operator class
+-- (text, uuid, numeric, a composite key ...): the first argument is a NULL of
+-- that type, and fixes the type of the ids returned (their own names: as
+-- overloads of the forms above, a NULL::text first would match their query
+-- argument).  Rows are numbered in
+-- (rank,) id order, the engines run on the numbers, and the numbers are mapped
+-- back; the rows come out in a stable order: pairs by id_a, id_b; clusters,
+-- dedup and lineage by the kept row, then the row (in rank and id order).
+CREATE FUNCTION simhash_pairs_keyed(key anyelement, query text, max_distance integer DEFAULT 3)
+	RETURNS TABLE (id_a anyelement, id_b anyelement, distance integer)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT k.id, k.other_id, k.distance
+	FROM @extschema@.simhash_keyed(key, 'pairs', query, max_distance, NULL, NULL, 3, 'words', true) AS k
+$$;
+COMMENT ON FUNCTION simhash_pairs_keyed(anyelement, text, integer) IS
+	'every pair of rows of query (SELECT id, simhash) within max_distance bits, once each (id_a < id_b), ids of the type of key (a NULL of that type, e.g. NULL::uuid), in order of id_a, id_b';
+
+CREATE FUNCTION simhash_pairs_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
+							  shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id_a anyelement, id_b anyelement, distance integer, similarity float8)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT k.id, k.other_id, k.distance, k.similarity
+	FROM @extschema@.simhash_keyed(key, 'pairs', CASE WHEN min_similarity IS NOT NULL THEN query END,
+								   max_distance, min_similarity, NULL, shingle, units, true) AS k
+$$;
+COMMENT ON FUNCTION simhash_pairs_keyed(anyelement, text, integer, float8, integer, text) IS
+	'every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity is at least min_similarity, with both, ids of the type of key (a NULL of that type), in order of id_a, id_b';
+
+CREATE FUNCTION simhash_clusters_keyed(key anyelement, query text, max_distance integer DEFAULT 3, linkage text DEFAULT 'single')
+	RETURNS TABLE (id anyelement, cluster_id anyelement)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT k.id, k.other_id
+	FROM @extschema@.simhash_keyed(key, 'clusters', query, max_distance, NULL, linkage, 3, 'words', true) AS k
+$$;
+COMMENT ON FUNCTION simhash_clusters_keyed(anyelement, text, integer, text) IS
+	'every id of query (SELECT id, simhash[, rank]) once with its cluster''s kept row, as simhash_clusters(query, max_distance, linkage), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
+
+CREATE FUNCTION simhash_clusters_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
+								 linkage text DEFAULT 'single', shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id anyelement, cluster_id anyelement)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT k.id, k.other_id
+	FROM @extschema@.simhash_keyed(key, 'clusters', CASE WHEN min_similarity IS NOT NULL THEN query END,
+								   max_distance, min_similarity, linkage, shingle, units, true) AS k
+$$;
+COMMENT ON FUNCTION simhash_clusters_keyed(anyelement, text, integer, float8, text, integer, text) IS
+	'every id of query (SELECT id, simhash, body[, rank]) once with its cluster''s kept row, as simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
+
+CREATE FUNCTION simhash_dedup_keyed(key anyelement, query text, max_distance integer DEFAULT 3, linkage text DEFAULT 'center')
+	RETURNS TABLE (id anyelement, duplicate_of anyelement)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT k.id, CASE WHEN k.other_id OPERATOR(pg_catalog.<>) k.id THEN k.other_id END
+	FROM @extschema@.simhash_keyed(key, 'clusters', query, max_distance, NULL, linkage, 3, 'words', true) AS k
+$$;
+COMMENT ON FUNCTION simhash_dedup_keyed(anyelement, text, integer, text) IS
+	'every id of query (SELECT id, simhash[, rank]) once, duplicate_of NULL for the kept row of its cluster, else that row, as simhash_dedup(query, max_distance, linkage), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
+
+CREATE FUNCTION simhash_dedup_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
+							  linkage text DEFAULT 'center', shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id anyelement, duplicate_of anyelement)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT k.id, CASE WHEN k.other_id OPERATOR(pg_catalog.<>) k.id THEN k.other_id END
+	FROM @extschema@.simhash_keyed(key, 'clusters', CASE WHEN min_similarity IS NOT NULL THEN query END,
+								   max_distance, min_similarity, linkage, shingle, units, true) AS k
+$$;
+COMMENT ON FUNCTION simhash_dedup_keyed(anyelement, text, integer, float8, text, integer, text) IS
+	'every id of query (SELECT id, simhash, body[, rank]) once, duplicate_of NULL for the kept row of its cluster, else that row, as simhash_dedup(query, max_distance, min_similarity, linkage, shingle, units), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
+
+CREATE FUNCTION simhash_lineage_keyed(key anyelement, query text, max_distance integer, linkage text DEFAULT 'center')
+	RETURNS TABLE (id anyelement, kept_id anyelement, distance integer, similarity float8, cluster_size bigint)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT * FROM @extschema@.simhash_keyed(key, 'lineage', query, max_distance, NULL, linkage, 3, 'words', true)
+$$;
+COMMENT ON FUNCTION simhash_lineage_keyed(anyelement, text, integer, text) IS
+	'simhash_lineage(query, max_distance, linkage) with ids of the type of key (a NULL of that type), in order of the kept row, then the row';
+
+CREATE FUNCTION simhash_lineage_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
+								linkage text DEFAULT 'center', shingle integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS TABLE (id anyelement, kept_id anyelement, distance integer, similarity float8, cluster_size bigint)
+	LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$
+	SELECT * FROM @extschema@.simhash_keyed(key, 'lineage', CASE WHEN min_similarity IS NOT NULL THEN query END,
+											max_distance, min_similarity, linkage, shingle, units, true)
+$$;
+COMMENT ON FUNCTION simhash_lineage_keyed(anyelement, text, integer, float8, text, integer, text) IS
+	'simhash_lineage(query, max_distance, min_similarity, linkage, shingle, units) with ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
 
 -- ---------------------------------------------------------------------------

@@ -61,7 +61,8 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errmsg("%s", shape),
 				 errdetail("The first column has type %s.",
 						   format_type_be(TupleDescAttr(desc, 0)->atttypid)),
-				 errhint("The id may be bigint, integer or smallint. For another key, number the rows (row_number() OVER (ORDER BY key)) and join the numbers back to the keys.")));
+				 errhint("The id may be bigint, integer or smallint. For ids of another type, pass a NULL of that type to the keyed form: simhash_pairs_keyed(NULL::%s, query, ...), and so for clusters, dedup and lineage.",
+						 format_type_be(TupleDescAttr(desc, 0)->atttypid))));
 	fp_type = getBaseType(TupleDescAttr(desc, 1)->atttypid);
 	if (fp_type != simhash_type && (fp_type != simhash128_type || !OidIsValid(fp_type)))
 		ereport(ERROR,
