@@ -2,8 +2,9 @@
  * hamming.h
  *	  The "hamming" index access method: strategy numbers, page layout,
  *	  metapage, scan state and the entry points of its files
- *	  (hamming_build.c, hamming_insert.c, hamming_scan.c, hamming_vacuum.c,
- *	  hamming_work.c, hamming_cost.c, hamming_validate.c, hamming_utils.c).
+ *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
+ *	  hamming_vacuum.c, hamming_work.c, hamming_cost.c, hamming_validate.c,
+ *	  hamming_utils.c, hamming128.c).
  *
  * The index has two parts.  The probe tables, written by CREATE INDEX and
  * REINDEX, hold every fingerprint of the table four times, each copy sorted
@@ -46,6 +47,7 @@
 #define HAMMING_H
 
 #include "simhash.h"
+#include "hamming_hits.h"
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
@@ -169,20 +171,6 @@ typedef struct HammingTables
 	BlockNumber table0_pages;
 } HammingTables;
 
-/*
- * A row a scan found: its heap TID, its distance (to the ordering's query,
- * else to the first condition's center, else 0), and where its entry was
- * (an entry never leaves its page: VACUUM fills a hole with an entry of the
- * same page)
- */
-typedef struct HammingHit
-{
-	ItemPointerData tid;
-	uint16		distance;
-	uint16		slot;			/* the entry's place on its page when read */
-	BlockNumber blkno;			/* the index page of the entry */
-} HammingHit;
-
 /* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */
 typedef bool (*HammingProbeMatch) (void *arg, simhash fp, int distance);
 typedef bool (*HammingProbeEmit) (void *arg, const HammingHit *hit);
@@ -254,6 +242,8 @@ extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
 extern void hamming_read_tables(Relation index, HammingTables *tables);
 extern BlockNumber hamming_pass_next(const HammingTables *tables, BlockNumber blkno);
 extern void hamming_table_radii(int *radius, int k);
+extern void hamming_scan_init_orderbys(IndexScanDesc scan, int norderbys);
+extern void hamming_scan_set_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys);
 
 /* hamming_probe.c */
 extern bool hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
@@ -264,7 +254,12 @@ extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo 
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
 
-/* hamming_insert.c */
+/* hamming_insert.c: append to a page if it takes the entry; append to a page with room */
+typedef bool (*HammingTryAppend) (Relation index, BlockNumber blkno, uint16 kind, const void *entry,
+								  ItemPointer tid);
+typedef void (*HammingAppend) (Page page, const void *entry, ItemPointer tid);
+extern void hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
+								 ItemPointer tid, HammingTryAppend try_append, HammingAppend append);
 extern bool hamming_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,
@@ -276,7 +271,6 @@ extern IndexScanDesc hamming_begin_scan(Relation index, int nkeys, int norderbys
 extern void hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 						   ScanKey orderbys, int norderbys);
 extern bool hamming_get_tuple(IndexScanDesc scan, ScanDirection dir);
-extern int	hamming_hits_limit(void);
 extern int64 hamming_get_bitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void hamming_end_scan(IndexScanDesc scan);
 
@@ -289,6 +283,7 @@ extern IndexBulkDeleteResult *hamming_vacuum_cleanup(IndexVacuumInfo *info,
 													 IndexBulkDeleteResult *stats);
 
 /* hamming_work.c */
+extern int	hamming_hits_limit(void);
 extern double hamming_pass_work(double pages, double entries);
 extern double hamming_probe_work(const HammingTables *tables, int k);
 extern bool hamming_probe_pays(const HammingTables *tables, int k, double tail_pages,

@@ -2,7 +2,7 @@
  * hamming128.c
  *	  The "hamming" access method over simhash128 (the operator class
  *	  simhash128_hamming_ops): build, insert, vacuum, scans and cost, which
- *	  hamming.c calls for an index whose key is 16 bytes wide.
+ *	  hamming_handler.c calls for an index whose key is 16 bytes wide.
  *
  * Layout: the metapage of hamming.h (without probe tables), then packed
  * pages of unordered entries, each page HAMMING128_PAGE_CAPACITY 128-bit
@@ -56,10 +56,12 @@ entry_kind(bool isnull)
 	return HAMMING_WIDE | (isnull ? HAMMING_NULLS : HAMMING_DATA);
 }
 
-static inline void
-page128_append(Page page, const Simhash128 *fp, ItemPointer tid)
+/* append an entry (NULL: of a NULL fingerprint) to page, which has room */
+static void
+page128_append(Page page, const void *entry, ItemPointer tid)
 {
 	HammingPageOpaque opaque = HammingPageGetOpaque(page);
+	const Simhash128 *fp = entry;
 
 	Assert(opaque->nentries < HAMMING128_PAGE_CAPACITY);
 	if (fp != NULL)
@@ -159,8 +161,7 @@ hamming128_build(Relation heap, Relation index, IndexInfo *indexInfo)
  * empty page of the other kind is taken over).
  */
 static bool
-try_append128(Relation index, BlockNumber blkno, uint16 kind, const Simhash128 *fp,
-			  ItemPointer tid)
+try_append128(Relation index, BlockNumber blkno, uint16 kind, const void *fp, ItemPointer tid)
 {
 	Buffer		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, NULL);
 	Page		page = BufferGetPage(buffer);
@@ -187,51 +188,9 @@ try_append128(Relation index, BlockNumber blkno, uint16 kind, const Simhash128 *
 bool
 hamming128_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid)
 {
-	int			target = isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;
-	uint16		kind = entry_kind(isnull[0]);
-	const Simhash128 *fp = isnull[0] ? NULL : DatumGetSimhash128P(values[0]);
-
-	for (;;)
-	{
-		Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
-		BlockNumber blkno = HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target];
-		GenericXLogState *xlog;
-		HammingMetaPageData *meta;
-		Buffer		buffer;
-		Page		page;
-
-		UnlockReleaseBuffer(metabuf);
-		CHECK_FOR_INTERRUPTS();
-		if (blkno != InvalidBlockNumber && try_append128(index, blkno, kind, fp, ht_ctid))
-			return false;
-
-		/* the insert page is full: the next one, unless another backend was faster */
-		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
-		if (HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target] != blkno)
-		{
-			UnlockReleaseBuffer(metabuf);
-			continue;
-		}
-		xlog = GenericXLogStart(index);
-		meta = HammingPageGetMeta(GenericXLogRegisterBuffer(xlog, metabuf, 0));
-		if (meta->nfree > 0)
-		{
-			/* a page that VACUUM thinned out; the next round tries it */
-			meta->insert_page[target] = meta->free_page[--meta->nfree];
-			GenericXLogFinish(xlog);
-			UnlockReleaseBuffer(metabuf);
-			continue;
-		}
-		buffer = hamming_new_buffer(index);
-		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
-		hamming_init_page(page, kind);
-		page128_append(page, fp, ht_ctid);
-		meta->insert_page[target] = BufferGetBlockNumber(buffer);
-		GenericXLogFinish(xlog);
-		UnlockReleaseBuffer(buffer);
-		UnlockReleaseBuffer(metabuf);
-		return false;
-	}
+	hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, entry_kind(isnull[0]),
+						 isnull[0] ? NULL : DatumGetSimhash128P(values[0]), ht_ctid, try_append128, page128_append);
+	return false;
 }
 
 /* ---- vacuum ---- */
@@ -386,20 +345,6 @@ matches_all(const Hamming128Scan so, const Simhash128 *fp)
 	return true;
 }
 
-static int
-hit_cmp(const HammingHit *a, const HammingHit *b)
-{
-	if (a->distance != b->distance)
-		return a->distance < b->distance ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
-}
-
-static int
-hit_qsort_cmp(const void *a, const void *b)
-{
-	return hit_cmp((const HammingHit *) a, (const HammingHit *) b);
-}
-
 /* the most hits an ordered batch may hold: work_mem */
 static int
 batch_limit(void)
@@ -417,12 +362,7 @@ hamming128_begin_scan(Relation index, int nkeys, int norderbys)
 	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
 	so->max_hits = FIRST_BATCH;
 	so->hits = palloc(sizeof(HammingHit) * so->max_hits);
-	if (norderbys > 0)
-	{
-		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
-		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
-		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
-	}
+	hamming_scan_init_orderbys(scan, norderbys);
 	scan->opaque = so;
 	return scan;
 }
@@ -433,10 +373,7 @@ hamming128_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	Hamming128Scan so = (Hamming128Scan) scan->opaque;
 	int			i;
 
-	if (keys && scan->numberOfKeys > 0)
-		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
-	if (orderbys && scan->numberOfOrderBys > 0)
-		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	hamming_scan_set_keys(scan, keys, orderbys);
 
 	so->nconds = 0;
 	so->nothing = false;
@@ -537,30 +474,6 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 	return true;
 }
 
-/* sift the largest of a max-heap of n hits down from i */
-static void
-heap_sift_down(HammingHit *heap, int n, int i)
-{
-	for (;;)
-	{
-		int			largest = i,
-					l = 2 * i + 1,
-					r = 2 * i + 2;
-		HammingHit	tmp;
-
-		if (l < n && hit_cmp(&heap[l], &heap[largest]) > 0)
-			largest = l;
-		if (r < n && hit_cmp(&heap[r], &heap[largest]) > 0)
-			largest = r;
-		if (largest == i)
-			return;
-		tmp = heap[i];
-		heap[i] = heap[largest];
-		heap[largest] = tmp;
-		i = largest;
-	}
-}
-
 /*
  * One pass for an ordered scan: the batch_size smallest matching entries in
  * (distance, TID) order after the last one returned, sorted, into hits.
@@ -603,30 +516,20 @@ ordered_pass(IndexScanDesc scan)
 				if (!matches_all(so, &fps[i]))
 					continue;
 				hit.tid = Page128Tids(page)[i];
-				if (so->have_last && hit_cmp(&hit, &so->last) <= 0)
+				if (so->have_last && hamming_hit_cmp(&hit, &so->last) <= 0)
 					continue;
 				if (n < so->batch_size)
-				{
-					/* sift up */
-					int			j = n++;
-
-					while (j > 0 && hit_cmp(&so->hits[(j - 1) / 2], &hit) < 0)
-					{
-						so->hits[j] = so->hits[(j - 1) / 2];
-						j = (j - 1) / 2;
-					}
-					so->hits[j] = hit;
-				}
-				else if (hit_cmp(&hit, &so->hits[0]) < 0)
+					hamming_heap_push(so->hits, n++, hit);
+				else if (hamming_hit_cmp(&hit, &so->hits[0]) < 0)
 				{
 					so->hits[0] = hit;
-					heap_sift_down(so->hits, n, 0);
+					hamming_heap_sift_down(so->hits, n, 0);
 				}
 			}
 		}
 		UnlockReleaseBuffer(buffer);
 	}
-	qsort(so->hits, n, sizeof(HammingHit), hit_qsort_cmp);
+	qsort(so->hits, n, sizeof(HammingHit), hamming_hit_qsort_cmp);
 	so->data_done = n < so->batch_size;
 	so->nhits = n;
 	so->next_hit = 0;

@@ -13,8 +13,10 @@
 
 /* append to page (exclusively locked, registered for WAL) */
 static void
-page_append(Page page, simhash fp, ItemPointer tid)
+page_append(Page page, const void *entry, ItemPointer tid)
 {
+	simhash		fp = *(const simhash *) entry;
+
 	HammingPageOpaque opaque = HammingPageGetOpaque(page);
 
 	Assert(opaque->nentries < HAMMING_PAGE_CAPACITY);
@@ -39,7 +41,7 @@ insert_target(Relation index, int target)
  * empty page of the other kind is taken over).
  */
 static bool
-try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPointer tid)
+try_append(Relation index, BlockNumber blkno, uint16 kind, const void *entry, ItemPointer tid)
 {
 	Buffer		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, NULL);
 	Page		page = BufferGetPage(buffer);
@@ -64,24 +66,23 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, simhash fp, ItemPoint
 		page = GenericXLogRegisterBuffer(xlog, buffer, PageIsNew(page) ? GENERIC_XLOG_FULL_IMAGE : 0);
 		if (empty)
 			hamming_init_page(page, kind);
-		page_append(page, fp, tid);
+		page_append(page, entry, tid);
 		GenericXLogFinish(xlog);
 	}
 	UnlockReleaseBuffer(buffer);
 	return fits;
 }
 
-bool
-hamming_insert(Relation index, Datum *values, bool *isnull,
-			   ItemPointer ht_ctid, Relation heapRel,
-			   IndexUniqueCheck checkUnique,
-			   bool indexUnchanged,
-			   IndexInfo *indexInfo)
+/*
+ * Append an entry to the tail: to the insert page of its kind, else to the
+ * next page of the metapage's free list, else to a new page.  try_append
+ * appends to a page if it takes the entry, append to a new page; both for
+ * the index's width (hamming128.c has its own).
+ */
+void
+hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry, ItemPointer tid,
+					 HammingTryAppend try_append, HammingAppend append)
 {
-	int			target = isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;
-	uint16		kind = isnull[0] ? HAMMING_NULLS : HAMMING_DATA;
-	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
-
 	for (;;)
 	{
 		BlockNumber blkno = insert_target(index, target);
@@ -92,9 +93,8 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		if (blkno != InvalidBlockNumber && try_append(index, blkno, kind, fp, ht_ctid))
-			return false;
-
+		if (blkno != InvalidBlockNumber && try_append(index, blkno, kind, entry, tid))
+			return;
 		/* the insert page is full: the next one, unless another backend was faster */
 		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
 		if (HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target] != blkno)
@@ -115,11 +115,25 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 		buffer = hamming_new_buffer(index);
 		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
 		hamming_init_page(page, kind);
-		page_append(page, fp, ht_ctid);
+		append(page, entry, tid);
 		meta->insert_page[target] = BufferGetBlockNumber(buffer);
 		GenericXLogFinish(xlog);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
-		return false;
+		return;
 	}
+}
+
+bool
+hamming_insert(Relation index, Datum *values, bool *isnull,
+			   ItemPointer ht_ctid, Relation heapRel,
+			   IndexUniqueCheck checkUnique,
+			   bool indexUnchanged,
+			   IndexInfo *indexInfo)
+{
+	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
+
+	hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
+						 isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid, try_append, page_append);
+	return false;
 }

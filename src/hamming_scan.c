@@ -27,7 +27,6 @@
 #include "pgstat.h"
 #include "utils/snapmgr.h"
 
-#define HAMMING_FIRST_BATCH		HAMMING_PAGE_CAPACITY	/* also the size of a page's hits */
 #define HAMMING_BATCH_GROWTH	8
 #define HAMMING_RING_STEP		2	/* bits by which an ordered scan's rings widen */
 
@@ -50,28 +49,6 @@
 #else
 #define hamming_popcount(x) pg_popcount64(x)
 #endif
-
-static int
-hit_cmp(const HammingHit *a, const HammingHit *b)
-{
-	if (a->distance != b->distance)
-		return a->distance < b->distance ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
-}
-
-static int
-hit_qsort_cmp(const void *a, const void *b)
-{
-	return hit_cmp((const HammingHit *) a, (const HammingHit *) b);
-}
-
-/* the most rows a scan keeps in memory at once: work_mem, at least a page's */
-int
-hamming_hits_limit(void)
-{
-	return Max(HAMMING_FIRST_BATCH,
-			   (int) Min((Size) work_mem * 1024 / sizeof(HammingHit), (Size) MaxAllocSize / sizeof(HammingHit)));
-}
 
 static void
 make_room(HammingScanOpaque so, int n)
@@ -206,46 +183,6 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 	return false;
 }
 
-/* max-heap of hits on (distance, tid): the root is the worst kept */
-static void
-heap_sift_down(HammingHit *heap, int n, int i)
-{
-	for (;;)
-	{
-		int			largest = i;
-		int			l = 2 * i + 1;
-		int			r = l + 1;
-		HammingHit	tmp;
-
-		if (l < n && hit_cmp(&heap[l], &heap[largest]) > 0)
-			largest = l;
-		if (r < n && hit_cmp(&heap[r], &heap[largest]) > 0)
-			largest = r;
-		if (largest == i)
-			return;
-		tmp = heap[i];
-		heap[i] = heap[largest];
-		heap[largest] = tmp;
-		i = largest;
-	}
-}
-
-static void
-heap_push(HammingHit *heap, int n, HammingHit hit)
-{
-	int			i = n;
-
-	heap[i] = hit;
-	while (i > 0 && hit_cmp(&heap[(i - 1) / 2], &heap[i]) < 0)
-	{
-		HammingHit	tmp = heap[i];
-
-		heap[i] = heap[(i - 1) / 2];
-		heap[(i - 1) / 2] = tmp;
-		i = (i - 1) / 2;
-	}
-}
-
 /*
  * Offer the entries of a data page to a heap of at most cap hits: those
  * after *after in (distance, heap TID) order (if after is given) that satisfy
@@ -275,20 +212,20 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 		hit.distance = d;
 		hit.slot = i;
 		hit.blkno = blkno;
-		if (after && hit_cmp(&hit, after) <= 0)
+		if (after && hamming_hit_cmp(&hit, after) <= 0)
 			continue;
 		if (!matches_all(so, fps[i]) || !ItemPointerIsValid(&hit.tid))
 			continue;
 		if (n < cap)
 		{
-			heap_push(heap, n++, hit);
+			hamming_heap_push(heap, n++, hit);
 			if (n == cap)
 				*cutoff = heap[0].distance;
 		}
-		else if (hit_cmp(&hit, &heap[0]) < 0)
+		else if (hamming_hit_cmp(&hit, &heap[0]) < 0)
 		{
 			heap[0] = hit;
-			heap_sift_down(heap, n, 0);
+			hamming_heap_sift_down(heap, n, 0);
 			*cutoff = heap[0].distance;
 		}
 	}
@@ -338,7 +275,7 @@ ordered_pass(IndexScanDesc scan)
 	n = offer_pages(scan, HAMMING_METAPAGE_BLKNO + 1, so->hits, 0, so->batch_size,
 					so->have_last ? &so->last : NULL, &cutoff, &entries);
 
-	qsort(so->hits, n, sizeof(HammingHit), hit_qsort_cmp);
+	qsort(so->hits, n, sizeof(HammingHit), hamming_hit_qsort_cmp);
 	so->nhits = n;
 	so->next_hit = 0;
 	if (n < so->batch_size)
@@ -506,7 +443,7 @@ read_tail(IndexScanDesc scan, int above, int limit)
 							above >= 0 ? &after : NULL, &cutoff, &so->tail_entries);
 	/* a full heap may hold only some rows at its farthest distance */
 	so->tail_covered = so->ntail == cap && cap > 0 ? so->tail[0].distance - 1 : SIMHASH_BITS;
-	qsort(so->tail, so->ntail, sizeof(HammingHit), hit_qsort_cmp);
+	qsort(so->tail, so->ntail, sizeof(HammingHit), hamming_hit_qsort_cmp);
 	while (so->ntail > 0 && so->tail[so->ntail - 1].distance > so->tail_covered)
 		so->ntail--;
 }
@@ -565,7 +502,7 @@ next_ring(IndexScanDesc scan)
 			so->done = true;	/* every fingerprint is in these hits */
 		if (so->nhits > 0 || so->done)
 		{
-			qsort(so->hits, so->nhits, sizeof(HammingHit), hit_qsort_cmp);
+			qsort(so->hits, so->nhits, sizeof(HammingHit), hamming_hit_qsort_cmp);
 			return true;
 		}
 	}
@@ -642,15 +579,10 @@ hamming_begin_scan(Relation index, int nkeys, int norderbys)
 
 	so->center = palloc(sizeof(simhash) * Max(nkeys, 1));
 	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
-	so->batch_size = HAMMING_FIRST_BATCH;
-	so->max_hits = HAMMING_FIRST_BATCH;
+	so->batch_size = HAMMING_PAGE_CAPACITY;
+	so->max_hits = HAMMING_PAGE_CAPACITY;
 	so->hits = palloc(sizeof(HammingHit) * so->max_hits);
-	if (norderbys > 0)
-	{
-		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
-		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
-		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
-	}
+	hamming_scan_init_orderbys(scan, norderbys);
 	so->pinned = InvalidBuffer;
 	scan->opaque = so;
 	return scan;
@@ -662,10 +594,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	int			i;
 
-	if (keys && scan->numberOfKeys > 0)
-		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
-	if (orderbys && scan->numberOfOrderBys > 0)
-		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	hamming_scan_set_keys(scan, keys, orderbys);
 
 	so->nconds = 0;
 	so->nothing = false;
@@ -721,7 +650,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->done = false;
 	so->nulls_phase = false;
 	so->have_last = false;
-	so->batch_size = HAMMING_FIRST_BATCH;
+	so->batch_size = HAMMING_PAGE_CAPACITY;
 	so->probing = false;
 	so->ring = -1;
 	so->rings_over = false;

@@ -2,13 +2,15 @@
  * hamming_utils.c
  *	  Helpers of the "hamming" access method: the index option, page and
  *	  metapage initialisation, new pages, reading and checking pages, the
- *	  probe tables' description and their radii.
+ *	  probe tables' description and their radii, and the keys and ordering
+ *	  values that a scan of either width keeps.
  */
 #include "mih.h"
 #include "settings.h"
 #include "hamming.h"
 
 #include "access/reloptions.h"
+#include "access/relscan.h"
 #include "storage/lmgr.h"
 
 static relopt_kind hamming_relopt_kind;
@@ -206,4 +208,26 @@ hamming_table_radii(int *radius, int k)
 	simhash_spread_radii(spread, HAMMING_NTABLES, k + 1);
 	for (j = 0; j < HAMMING_NTABLES; j++)
 		radius[j] = Min(spread[HAMMING_NTABLES - 1 - j], HAMMING_BLOCK_BITS);
+}
+
+/* a new scan's ORDER BY values: NULL until a row is returned */
+void
+hamming_scan_init_orderbys(IndexScanDesc scan, int norderbys)
+{
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+	}
+}
+
+/* the conditions and orderings of a (re)scan, kept in the scan */
+void
+hamming_scan_set_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys)
+{
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 }

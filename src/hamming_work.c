@@ -16,11 +16,16 @@
  *	  A radius scan that probes reads the tail too, so the tail does not
  *	  enter its choice; an ordered scan reads the tail once for all its
  *	  rings of probes, and each of its passes reads it again.
+ *	  Also the most rows a scan keeps in memory at once (hamming_hits_limit),
+ *	  which sizes an ordered scan's batches.
  */
 #include "mih.h"
 #include "hamming.h"
 
 #include <math.h>
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
 
 /* work in microseconds */
 #define WORK_PAGE			0.3		/* a buffer access */
@@ -74,4 +79,12 @@ hamming_probe_pays(const HammingTables *tables, int k, double tail_pages, double
 	return tables->ntables > 0 &&
 		hamming_probe_work(tables, k) <
 		hamming_pass_work(tables->table0_pages + tail_pages, tables->nsorted + tail_entries);
+}
+
+/* the most rows a scan keeps in memory at once: work_mem, at least a page's */
+int
+hamming_hits_limit(void)
+{
+	return Max((int) HAMMING_PAGE_CAPACITY,
+			   (int) Min((Size) work_mem * 1024 / sizeof(HammingHit), (Size) MaxAllocSize / sizeof(HammingHit)));
 }

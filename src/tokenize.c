@@ -71,7 +71,6 @@
  * features are handed to the caller in batches.
  */
 #include "tokenize.h"
-#include "shingle.h"
 #include "feature_hash.h"
 
 #include "common/unicode_norm.h"

@@ -1,5 +1,5 @@
 /*
- * hamming.c
+ * hamming_handler.c
  *	  The handler of the "hamming" index access method: its properties and
  *	  entry points (layout and design in hamming.h).
  */
