@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/fresh-root.sh: the README's two commands on a bare Debian.
-#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--restore DUMP] [ROOT_TARBALL]
+#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--restore DUMP] [--citus DIR] [ROOT_TARBALL]
 # Makes a minimal root file system of Debian DIST (debootstrap --variant=minbase;
 # default bookworm, Debian 12), from the Debian archive apt is configured with
 # here, puts the committed tree of this clone in it (git archive HEAD: what a
@@ -9,7 +9,10 @@
 # (SIMHASH_PG_MAJOR; default the one DIST packages: 15 on bookworm, 17 on trixie,
 # 18 on sid).  --restore DUMP then runs
 # `test/cross-version.sh restore` on DUMP (made by `test/cross-version.sh dump`
-# on another version).  Any install step the scripts forget makes this fail.
+# on another version).  --citus DIR first builds Citus in the root with DIR's
+# build-citus.sh and source tarball (as CI does on the machine), so that the
+# suite's Citus test runs there too.  Any install step the scripts forget
+# makes this fail.
 # Prints one line per command and a closing count; exits non-zero on any
 # failure.  The root (about 700 MB once PostgreSQL is in) is removed at exit.
 # With ROOT_TARBALL (a tar of a debootstrapped root) the debootstrap step is
@@ -17,12 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dist=bookworm major= dump= tarball=
+dist=bookworm major= dump= tarball= citus=
 while [ $# -gt 0 ]; do
 	case $1 in
 		--dist) dist=$2; shift 2 ;;
 		--pg) major=$2; shift 2 ;;
 		--restore) dump=$(realpath "$2"); shift 2 ;;
+		--citus) citus=$(realpath "$2"); shift 2 ;;
 		-*) echo "fresh-root: unknown option $1" >&2; exit 2 ;;
 		*) tarball=$1; shift ;;
 	esac
@@ -87,6 +91,11 @@ mkdir -p "$root/root/simhash"
 git archive HEAD | tar -x -C "$root/root/simhash"
 
 cmds=("bash test/run-tests.sh" "bash test/demo.sh")
+if [ -n "$citus" ]; then
+	mkdir -p "$root/root/vendor"
+	cp "$citus"/build-citus.sh "$citus"/citus-*.tar.xz "$root/root/vendor/"
+	cmds=("source test/deps.sh && install_deps && bash /root/vendor/build-citus.sh" "${cmds[@]}")
+fi
 if [ -n "$dump" ]; then
 	cp "$dump" "$root/root/cross-version.dump"
 	cmds+=("bash test/cross-version.sh restore /root/cross-version.dump")
