@@ -8,7 +8,11 @@
 # (Jaccard < 0.5) within k bits -- as a count, and as unrelated candidates
 # per document of a table of 1M such documents (count / pairs * 10^6).
 # Fingerprints: simhash(body) and simhash128(body) with the default options
-# (or the weighting given as the first argument).  Uses the installed
+# (or the weighting given as the first argument), and, for comparison, two
+# independent 64-bit SimHashes A and B of each document's 3-shingle set
+# (shingle_set(body, 3, 'auto'), each shingle hash salted 'a' or 'b' and
+# given to simhash(text[]): every distinct shingle one vote), taken as one
+# 128-bit fingerprint whose distance is d(A) + d(B).  Uses the installed
 # extension (PG_CONFIG selects it); SIMHASH_DATA: the corpus directory
 # (default: <repo>/../shared/data).
 #
@@ -31,24 +35,29 @@ CREATE TABLE qd (id text, body text);
 CREATE TABLE qt (id_a text, id_b text, jaccard float8);
 \copy qt FROM PROGRAM 'xzcat $data/edited/truth.tsv.xz | grep -v "^#" | cut -f1-3'
 \copy qt FROM PROGRAM 'xzcat $data/natural/truth.tsv.xz | grep -v "^#" | cut -f1-3'
-ALTER TABLE qd ADD COLUMN set text, ADD COLUMN f64 simhash, ADD COLUMN f128 simhash128;
-UPDATE qd SET set = substr(id, 1, 4), f64 = simhash(body, 3, '$weighting'), f128 = simhash128(body, 3, '$weighting');
+ALTER TABLE qd ADD COLUMN set text, ADD COLUMN f64 simhash, ADD COLUMN f128 simhash128,
+	ADD COLUMN fa simhash, ADD COLUMN fb simhash;
+UPDATE qd SET set = substr(id, 1, 4), f64 = simhash(body, 3, '$weighting'), f128 = simhash128(body, 3, '$weighting'),
+	fa = simhash(ARRAY(SELECT 'a' || h FROM unnest(shingle_set(body, 3, 'auto')) h)),
+	fb = simhash(ARRAY(SELECT 'b' || h FROM unnest(shingle_set(body, 3, 'auto')) h));
 CREATE TABLE near AS
-SELECT a.set, a.id AS id_a, b.id AS id_b, (a.f128 <~> b.f128)::int AS d128, (a.f64 <~> b.f64)::int AS d64
+SELECT a.set, a.id AS id_a, b.id AS id_b, (a.f128 <~> b.f128)::int AS d128, (a.f64 <~> b.f64)::int AS d64,
+	   (a.fa <~> b.fa)::int + (a.fb <~> b.fb)::int AS dab
 FROM qd a JOIN qd b ON a.set = b.set AND a.id < b.id
-WHERE (a.f128 <~> b.f128)::int <= 32 OR (a.f64 <~> b.f64)::int <= 16;
+WHERE (a.f128 <~> b.f128)::int <= 32 OR (a.f64 <~> b.f64)::int <= 16 OR (a.fa <~> b.fa)::int + (a.fb <~> b.fb)::int <= 32;
 CREATE TABLE nj AS
 SELECT n.*, t.jaccard FROM near n
 LEFT JOIN (SELECT least(id_a, id_b) AS id_a, greatest(id_a, id_b) AS id_b, jaccard FROM qt) t USING (id_a, id_b);
 CREATE TABLE cfg (label text, bits int, k int);
 INSERT INTO cfg VALUES ('simhash, k = 14', 64, 14), ('simhash, k = 16', 64, 16), ('simhash128, k = 24', 128, 24),
 	('simhash128, k = 26', 128, 26), ('simhash128, k = 28', 128, 28), ('simhash128, k = 30', 128, 30),
-	('simhash128, k = 32', 128, 32);
+	('simhash128, k = 32', 128, 32), ('A + B, k = 24', 129, 24), ('A + B, k = 26', 129, 26),
+	('A + B, k = 28', 129, 28), ('A + B, k = 30', 129, 30), ('A + B, k = 32', 129, 32);
 SELECT c.label AS candidates, s.set,
-       round((SELECT count(*) FROM nj WHERE nj.set = s.set AND nj.jaccard >= 0.8 AND CASE c.bits WHEN 64 THEN d64 ELSE d128 END <= c.k)::numeric
+       round((SELECT count(*) FROM nj WHERE nj.set = s.set AND nj.jaccard >= 0.8 AND CASE c.bits WHEN 64 THEN d64 WHEN 128 THEN d128 ELSE dab END <= c.k)::numeric
              / (SELECT count(*) FROM qt WHERE substr(qt.id_a, 1, 4) = s.set AND qt.jaccard >= 0.8), 4) AS recall_j08,
-       (SELECT count(*) FROM nj WHERE nj.set = s.set AND nj.jaccard IS NULL AND CASE c.bits WHEN 64 THEN d64 ELSE d128 END <= c.k) AS unrelated_pairs,
-       round(((SELECT count(*) FROM nj WHERE nj.set = s.set AND nj.jaccard IS NULL AND CASE c.bits WHEN 64 THEN d64 ELSE d128 END <= c.k)
+       (SELECT count(*) FROM nj WHERE nj.set = s.set AND nj.jaccard IS NULL AND CASE c.bits WHEN 64 THEN d64 WHEN 128 THEN d128 ELSE dab END <= c.k) AS unrelated_pairs,
+       round(((SELECT count(*) FROM nj WHERE nj.set = s.set AND nj.jaccard IS NULL AND CASE c.bits WHEN 64 THEN d64 WHEN 128 THEN d128 ELSE dab END <= c.k)
              / (s.n::float8 * (s.n - 1) / 2) * 1e6)::numeric, 1) AS unrelated_per_doc_at_1m
 FROM cfg c, (SELECT set, count(*) AS n FROM qd GROUP BY set) s
 ORDER BY c.bits, c.k, s.set;
