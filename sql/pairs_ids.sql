@@ -182,6 +182,12 @@ SELECT (SELECT count(*) FROM simhash_pairs('SELECT n, fp FROM ki', 6)) AS pairs,
 	   (SELECT count(*) FROM simhash_clusters('SELECT n, fp, body FROM ki', 6, 0.6, 'center')) AS clusters_verified,
 	   (SELECT count(*) FROM simhash_dedup('SELECT n, fp FROM ki', 6)) AS dedup,
 	   (SELECT count(*) FROM simhash_lineage('SELECT n, fp FROM ki', 6)) AS lineage;
+-- numeric literals for min_similarity, with and without a linkage: every row with a fingerprint once
+SELECT (SELECT count(*) FROM simhash_clusters('SELECT n, fp, body FROM ki', 6, 0.8)) AS clusters_verified,
+	   (SELECT count(*) FROM simhash_dedup('SELECT n, fp, body FROM ki', 6, 0.8)) AS dedup_verified,
+	   (SELECT count(*) FROM simhash_dedup('SELECT n, fp, body FROM ki', 6, 0.8, 'single')) AS dedup_single,
+	   (SELECT count(*) FROM simhash_lineage('SELECT n, fp, body FROM ki', 6, 0.8)) AS lineage_verified,
+	   (SELECT count(*) FROM simhash_lineage('SELECT n, fp, body FROM ki', 6, 1)) AS lineage_one;
 
 -- errors
 \set VERBOSITY default
@@ -194,6 +200,12 @@ SELECT * FROM simhash_clusters('SELECT t, fp, rank FROM ki', 3, 'center');
 SELECT * FROM simhash_pairs_keyed(NULL::text, 'SELECT t, fp, rank FROM ki', 3);
 SELECT * FROM simhash_pairs_keyed(NULL, 'SELECT t, fp FROM ki', 3);
 SELECT * FROM simhash_dedup_keyed(NULL::text, 'SELECT t, fp FROM ki', 3, 'none');
+-- errors of the engines and of the query through these forms: message, detail
+-- and hint as the other forms give them, the statements built inside not shown
+SELECT * FROM simhash_dedup('SELECT n, fp, body FROM ki', 3, 0.5, 'center', 0);
+SELECT * FROM simhash_lineage_keyed(NULL::text, 'SELECT t, fp, body FROM ki', 3, 1.5);
+SELECT * FROM simhash_clusters('SELECT n, body FROM ki', 3, 'center');
+SELECT * FROM simhash_pairs_keyed(NULL::uuid, 'SELECT u, fp FROM ki WHERE n / (n - 300) < 1', 3);
 \set VERBOSITY terse
 -- a NULL argument other than the key: no rows
 SELECT (SELECT count(*) FROM simhash_pairs_keyed(NULL::text, NULL, 3)) AS null_query,

@@ -712,154 +712,174 @@ DECLARE
 	engine pg_catalog.text;
 	map pg_catalog.text;
 	result pg_catalog.text;
+	err_state pg_catalog.text;
+	err_message pg_catalog.text;
+	err_detail pg_catalog.text;
+	err_hint pg_catalog.text;
 BEGIN
 	-- a NULL argument (but the key, which only gives the type): no rows, as a strict function
 	IF query IS NULL OR max_distance IS NULL OR ordered IS NULL OR (verified AND (shingle IS NULL OR units IS NULL)) OR
 		(what OPERATOR(pg_catalog.<>) 'pairs' AND linkage IS NULL) THEN
 		RETURN;
 	END IF;
-	sub := @extschema@.simhash_subquery(query);
-	IF what OPERATOR(pg_catalog.<>) 'pairs' AND (linkage IS NULL OR linkage NOT IN ('single', 'center')) THEN
-		RAISE EXCEPTION 'unrecognized linkage: %', coalesce(pg_catalog.quote_literal(linkage), 'NULL')
-			USING ERRCODE = 'invalid_parameter_value',
-				  HINT = 'The linkage is ''single'' (connected components of the pairs) or ''center'' (every member within the radius of its cluster''s kept row).';
-	END IF;
-	shape := pg_catalog.format(CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN
-			CASE WHEN verified THEN 'query must return three columns: %s, a simhash, and a text or a shingle set'
-				 ELSE 'query must return two columns: %s and a simhash' END
-		WHEN verified THEN 'query must return three or four columns: %s, a simhash, a text or a shingle set, and a rank'
-		ELSE 'query must return two or three columns: %s, a simhash, and a rank' END,
-		CASE WHEN key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype THEN 'a bigint id' ELSE 'an id' END);
-	-- its shape: the engine's columns, and (not for pairs) a rank if there is one more
+	-- an error of the query or the engines is raised again as it was, without
+	-- the statements built here as its context
 	BEGIN
-		EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank) LIMIT 0', sub, cols);
-		ranked := true;
-	EXCEPTION WHEN invalid_column_reference THEN
-		NULL;
-	END;
-	IF ranked THEN
+		sub := @extschema@.simhash_subquery(query);
+		IF what OPERATOR(pg_catalog.<>) 'pairs' AND (linkage IS NULL OR linkage NOT IN ('single', 'center')) THEN
+			RAISE EXCEPTION 'unrecognized linkage: %', coalesce(pg_catalog.quote_literal(linkage), 'NULL')
+				USING ERRCODE = 'invalid_parameter_value',
+					  HINT = 'The linkage is ''single'' (connected components of the pairs) or ''center'' (every member within the radius of its cluster''s kept row).';
+		END IF;
+		shape := pg_catalog.format(CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN
+				CASE WHEN verified THEN 'query must return three columns: %s, a simhash, and a text or a shingle set'
+					 ELSE 'query must return two columns: %s and a simhash' END
+			WHEN verified THEN 'query must return three or four columns: %s, a simhash, a text or a shingle set, and a rank'
+			ELSE 'query must return two or three columns: %s, a simhash, and a rank' END,
+			CASE WHEN key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype THEN 'a bigint id' ELSE 'an id' END);
+		-- its shape: the engine's columns, and (not for pairs) a rank if there is one more
 		BEGIN
-			EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank, extra) LIMIT 0', sub, cols);
-			too_many := true;
+			EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank) LIMIT 0', sub, cols);
+			ranked := true;
 		EXCEPTION WHEN invalid_column_reference THEN
 			NULL;
 		END;
-	END IF;
-	IF too_many OR (ranked AND what OPERATOR(pg_catalog.=) 'pairs') THEN
-		RAISE EXCEPTION '%', shape
-			USING ERRCODE = 'datatype_mismatch',
-				  HINT = CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN pg_catalog.format('Write the query as SELECT %s FROM ...', cols)
-					ELSE pg_catalog.format('Write the query as SELECT %s, rank FROM ...: the row of lowest rank of each cluster is kept (ties: the smallest id); without a rank, the smallest id.', cols) END;
-	END IF;
-	IF ranked THEN
-		cols := cols OPERATOR(pg_catalog.||) ', rank';
-	END IF;
-	EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.id) FROM (SELECT 1) AS x LEFT JOIN '
-							  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
-		INTO id_type;
-
-	-- the engines read integer ids in id order as they are; any other id,
-	-- or an order by rank, is numbered in that order and mapped back
-	numbered := ranked OR NOT (key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype AND
-		id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[]));
-	IF key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype AND
-		NOT id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[]) THEN
-		RAISE EXCEPTION '%', shape
-			USING ERRCODE = 'datatype_mismatch',
-				  DETAIL = pg_catalog.format('The first column has type %s.', id_type),
-				  HINT = pg_catalog.format('For ids of another type, pass a NULL of that type to the keyed form: %s_keyed(NULL::%s, query, ...).',
-										   CASE WHEN what OPERATOR(pg_catalog.=) 'lineage' THEN 'simhash_lineage'
-												WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN 'simhash_pairs'
-												ELSE 'simhash_clusters' END, id_type);
-	END IF;
-	IF numbered THEN
-		IF id_type OPERATOR(pg_catalog.<>) key_type AND key_type OPERATOR(pg_catalog.<>) 'bigint'::pg_catalog.regtype THEN
-			RAISE EXCEPTION 'the ids of the query have type %, the first argument has type %', id_type, key_type
-				USING ERRCODE = 'datatype_mismatch',
-					  HINT = pg_catalog.format('Pass NULL::%s as the first argument, or cast the id column of the query to %s.', id_type, key_type);
+		IF ranked THEN
+			BEGIN
+				EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s, rank, extra) LIMIT 0', sub, cols);
+				too_many := true;
+			EXCEPTION WHEN invalid_column_reference THEN
+				NULL;
+			END;
 		END IF;
-		BEGIN
-			EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s) ORDER BY s.id LIMIT 0', sub, cols);
-		EXCEPTION WHEN undefined_function THEN
-			RAISE EXCEPTION 'ids of type % cannot be ordered', id_type
+		IF too_many OR (ranked AND what OPERATOR(pg_catalog.=) 'pairs') THEN
+			RAISE EXCEPTION '%', shape
 				USING ERRCODE = 'datatype_mismatch',
-					  HINT = 'The id needs a default btree operator class (as a primary key has): the smallest id of a cluster is kept, and rows are numbered in id order. Use another key, or number the rows with row_number() OVER ().';
-		END;
-		-- a NULL or repeated id
-		EXECUTE pg_catalog.format('SELECT s.id IS NULL AS is_null, s.id::pg_catalog.text AS id FROM (%s) AS s(%s) '
-								  'GROUP BY s.id HAVING s.id IS NULL OR pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 '
-								  'ORDER BY s.id NULLS FIRST LIMIT 1', sub, cols)
-			INTO bad_null, bad_id;
-		IF bad_null THEN
-			RAISE EXCEPTION 'query returned a NULL id' USING ERRCODE = 'null_value_not_allowed',
-				HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
-		ELSIF bad_id IS NOT NULL THEN
-			RAISE EXCEPTION 'id % appears more than once in the query result', bad_id
-				USING ERRCODE = 'cardinality_violation',
-					  HINT = 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
+					  HINT = CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN pg_catalog.format('Write the query as SELECT %s FROM ...', cols)
+						ELSE pg_catalog.format('Write the query as SELECT %s, rank FROM ...: the row of lowest rank of each cluster is kept (ties: the smallest id); without a rank, the smallest id.', cols) END;
 		END IF;
-		-- rows numbered in (rank,) id order; map: number -> id
-		map := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s) AS n, s.id%s AS id '
-								 'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
-								 CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END,
-								 CASE WHEN id_type OPERATOR(pg_catalog.<>) key_type THEN '::pg_catalog.int8' ELSE '' END, sub, cols);
-		engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s '
-									'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
-									CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END, data, sub, cols);
-	ELSE
-		map := 'SELECT NULL::pg_catalog.int8 AS n, NULL::pg_catalog.int8 AS id WHERE false';
-		engine := query;
-	END IF;
+		IF ranked THEN
+			cols := cols OPERATOR(pg_catalog.||) ', rank';
+		END IF;
+		EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.id) FROM (SELECT 1) AS x LEFT JOIN '
+								  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
+			INTO id_type;
 
-	-- e: the engine's rows; n: the same with the ids of the query
-	IF what OPERATOR(pg_catalog.=) 'pairs' THEN
-		result := 'SELECT p.id_a AS id, p.id_b AS kept, p.distance, '
-			OPERATOR(pg_catalog.||) CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END
-			OPERATOR(pg_catalog.||) ' AS similarity FROM @extschema@.simhash_pairs' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS p';
-	ELSIF linkage OPERATOR(pg_catalog.=) 'single' THEN
-		result := 'SELECT c.id, c.cluster_id AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_clusters' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS c';
-	ELSE
-		result := 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_dedup' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS d';
-	END IF;
-	result := 'WITH e AS (' OPERATOR(pg_catalog.||) result OPERATOR(pg_catalog.||) '), '
-		OPERATOR(pg_catalog.||) CASE WHEN numbered THEN
-			pg_catalog.format('m AS MATERIALIZED (%s), n AS (SELECT a.id, b.id AS kept, e.distance, e.similarity, e.id AS id_n, e.kept AS kept_n '
-							  'FROM e JOIN m AS a ON a.n OPERATOR(pg_catalog.=) e.id JOIN m AS b ON b.n OPERATOR(pg_catalog.=) e.kept)', map)
-		ELSE 'n AS (SELECT e.id::pg_catalog.int8 AS id, e.kept::pg_catalog.int8 AS kept, e.distance, e.similarity, e.id AS id_n, e.kept AS kept_n FROM e)' END;
+		-- the engines read integer ids in id order as they are; any other id,
+		-- or an order by rank, is numbered in that order and mapped back
+		numbered := ranked OR NOT (key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype AND
+			id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[]));
+		IF key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype AND
+			NOT id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[]) THEN
+			RAISE EXCEPTION '%', shape
+				USING ERRCODE = 'datatype_mismatch',
+					  DETAIL = pg_catalog.format('The first column has type %s.', id_type),
+					  HINT = pg_catalog.format('For ids of another type, pass a NULL of that type to the keyed form: %s_keyed(NULL::%s, query, ...).',
+											   CASE WHEN what OPERATOR(pg_catalog.=) 'lineage' THEN 'simhash_lineage'
+													WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN 'simhash_pairs'
+													ELSE 'simhash_clusters' END, id_type);
+		END IF;
+		IF numbered THEN
+			IF id_type OPERATOR(pg_catalog.<>) key_type AND key_type OPERATOR(pg_catalog.<>) 'bigint'::pg_catalog.regtype THEN
+				RAISE EXCEPTION 'the ids of the query have type %, the first argument has type %', id_type, key_type
+					USING ERRCODE = 'datatype_mismatch',
+						  HINT = pg_catalog.format('Pass NULL::%s as the first argument, or cast the id column of the query to %s.', id_type, key_type);
+			END IF;
+			BEGIN
+				EXECUTE pg_catalog.format('SELECT 1 FROM (%s) AS s(%s) ORDER BY s.id LIMIT 0', sub, cols);
+			EXCEPTION WHEN undefined_function THEN
+				RAISE EXCEPTION 'ids of type % cannot be ordered', id_type
+					USING ERRCODE = 'datatype_mismatch',
+						  HINT = 'The id needs a default btree operator class (as a primary key has): the smallest id of a cluster is kept, and rows are numbered in id order. Use another key, or number the rows with row_number() OVER ().';
+			END;
+			-- a NULL or repeated id
+			EXECUTE pg_catalog.format('SELECT s.id IS NULL AS is_null, s.id::pg_catalog.text AS id FROM (%s) AS s(%s) '
+									  'GROUP BY s.id HAVING s.id IS NULL OR pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 '
+									  'ORDER BY s.id NULLS FIRST LIMIT 1', sub, cols)
+				INTO bad_null, bad_id;
+			IF bad_null THEN
+				RAISE EXCEPTION 'query returned a NULL id' USING ERRCODE = 'null_value_not_allowed',
+					HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
+			ELSIF bad_id IS NOT NULL THEN
+				RAISE EXCEPTION 'id % appears more than once in the query result', bad_id
+					USING ERRCODE = 'cardinality_violation',
+						  HINT = 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
+			END IF;
+			-- rows numbered in (rank,) id order; map: number -> id
+			map := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s) AS n, s.id%s AS id '
+									 'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
+									 CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END,
+									 CASE WHEN id_type OPERATOR(pg_catalog.<>) key_type THEN '::pg_catalog.int8' ELSE '' END, sub, cols);
+			engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s '
+										'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
+										CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END, data, sub, cols);
+		ELSE
+			map := 'SELECT NULL::pg_catalog.int8 AS n, NULL::pg_catalog.int8 AS id WHERE false';
+			engine := query;
+		END IF;
 
-	IF what OPERATOR(pg_catalog.=) 'pairs' THEN
-		RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, n.distance, n.similarity, NULL::pg_catalog.int8 FROM n'
-			OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.id_n, n.kept_n' ELSE '' END
-			USING engine, max_distance, min_similarity, shingle, units;
-		RETURN;
-	END IF;
-	IF what OPERATOR(pg_catalog.=) 'clusters' THEN
-		RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
+		-- e: the engine's rows; n: the same with the ids of the query
+		IF what OPERATOR(pg_catalog.=) 'pairs' THEN
+			result := 'SELECT p.id_a AS id, p.id_b AS kept, p.distance, '
+				OPERATOR(pg_catalog.||) CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END
+				OPERATOR(pg_catalog.||) ' AS similarity FROM @extschema@.simhash_pairs' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS p';
+		ELSIF linkage OPERATOR(pg_catalog.=) 'single' THEN
+			result := 'SELECT c.id, c.cluster_id AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_clusters' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS c';
+		ELSE
+			result := 'SELECT d.id, coalesce(d.duplicate_of, d.id) AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_dedup' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS d';
+		END IF;
+		result := 'WITH e AS (' OPERATOR(pg_catalog.||) result OPERATOR(pg_catalog.||) '), '
+			OPERATOR(pg_catalog.||) CASE WHEN numbered THEN
+				pg_catalog.format('m AS MATERIALIZED (%s), n AS (SELECT a.id, b.id AS kept, e.distance, e.similarity, e.id AS id_n, e.kept AS kept_n '
+								  'FROM e JOIN m AS a ON a.n OPERATOR(pg_catalog.=) e.id JOIN m AS b ON b.n OPERATOR(pg_catalog.=) e.kept)', map)
+			ELSE 'n AS (SELECT e.id::pg_catalog.int8 AS id, e.kept::pg_catalog.int8 AS kept, e.distance, e.similarity, e.id AS id_n, e.kept AS kept_n FROM e)' END;
+
+		IF what OPERATOR(pg_catalog.=) 'pairs' THEN
+			RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, n.distance, n.similarity, NULL::pg_catalog.int8 FROM n'
+				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.id_n, n.kept_n' ELSE '' END
+				USING engine, max_distance, min_similarity, shingle, units;
+			RETURN;
+		END IF;
+		IF what OPERATOR(pg_catalog.=) 'clusters' THEN
+			RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
+				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
+				USING engine, max_distance, min_similarity, shingle, units;
+			RETURN;
+		END IF;
+		-- the lineage: each row's distance and similarity to its kept row, joined by the engine's ids
+		IF verified THEN
+			EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.body) FROM (SELECT 1) AS x LEFT JOIN '
+									  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
+				INTO body_type;
+		END IF;
+		RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) pg_catalog.format(
+			', s AS (%s) '
+			'SELECT n.id, n.kept, (a.fp OPERATOR(@extschema@.<~>) b.fp)::pg_catalog.int4, '
+			'       CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN %s END, '
+			'       pg_catalog.count(*) OVER (PARTITION BY n.kept_n) '
+			'FROM n JOIN s AS a ON a.n OPERATOR(pg_catalog.=) n.id_n JOIN s AS b ON b.n OPERATOR(pg_catalog.=) n.kept_n',
+			CASE WHEN numbered THEN pg_catalog.format('SELECT t.* FROM (%s) AS t(n, %s)', engine,
+													   CASE WHEN verified THEN 'fp, body' ELSE 'fp' END)
+				 ELSE pg_catalog.format('SELECT s.id::pg_catalog.int8 AS n, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL', data, sub, cols) END,
+			CASE WHEN NOT verified THEN 'NULL::pg_catalog.float8'
+				 WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype
+					THEN '@extschema@.shingle_similarity(a.body, b.body)'
+				 ELSE '@extschema@.shingle_similarity(a.body::pg_catalog.text, b.body::pg_catalog.text, $4, $5)' END)
 			OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
 			USING engine, max_distance, min_similarity, shingle, units;
-		RETURN;
-	END IF;
-	-- the lineage: each row's distance and similarity to its kept row, joined by the engine's ids
-	IF verified THEN
-		EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.body) FROM (SELECT 1) AS x LEFT JOIN '
-								  '(SELECT * FROM (%s) AS q LIMIT 0) AS s(%s) ON true', sub, cols)
-			INTO body_type;
-	END IF;
-	RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) pg_catalog.format(
-		', s AS (%s) '
-		'SELECT n.id, n.kept, (a.fp OPERATOR(@extschema@.<~>) b.fp)::pg_catalog.int4, '
-		'       CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN %s END, '
-		'       pg_catalog.count(*) OVER (PARTITION BY n.kept_n) '
-		'FROM n JOIN s AS a ON a.n OPERATOR(pg_catalog.=) n.id_n JOIN s AS b ON b.n OPERATOR(pg_catalog.=) n.kept_n',
-		CASE WHEN numbered THEN pg_catalog.format('SELECT t.* FROM (%s) AS t(n, %s)', engine,
-												   CASE WHEN verified THEN 'fp, body' ELSE 'fp' END)
-			 ELSE pg_catalog.format('SELECT s.id::pg_catalog.int8 AS n, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL', data, sub, cols) END,
-		CASE WHEN NOT verified THEN 'NULL::pg_catalog.float8'
-			 WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype
-				THEN '@extschema@.shingle_similarity(a.body, b.body)'
-			 ELSE '@extschema@.shingle_similarity(a.body::pg_catalog.text, b.body::pg_catalog.text, $4, $5)' END)
-		OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
-		USING engine, max_distance, min_similarity, shingle, units;
+	EXCEPTION WHEN OTHERS THEN
+		GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_message = MESSAGE_TEXT,
+			err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
+		IF err_detail OPERATOR(pg_catalog.=) '' AND err_hint OPERATOR(pg_catalog.=) '' THEN
+			RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message;
+		ELSIF err_detail OPERATOR(pg_catalog.=) '' THEN
+			RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message, HINT = err_hint;
+		ELSIF err_hint OPERATOR(pg_catalog.=) '' THEN
+			RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message, DETAIL = err_detail;
+		ELSE
+			RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message, DETAIL = err_detail, HINT = err_hint;
+		END IF;
+	END;
 END
 $$;
 COMMENT ON FUNCTION simhash_keyed(anyelement, text, text, integer, float8, text, integer, text, boolean) IS

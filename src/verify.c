@@ -137,7 +137,8 @@ verify_begin(double min_similarity, int32 n, text *units)
 	if (!(min_similarity >= 0.0 && min_similarity <= 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("min_similarity must be between 0 and 1, not %g", min_similarity)));
+				 errmsg("min_similarity must be between 0 and 1, not %g", min_similarity),
+				 errhint("min_similarity is the least shingle_similarity a pair keeps: 0 keeps every pair within max_distance, 1 only pairs with the same shingles.")));
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash verification", ALLOCSET_DEFAULT_SIZES);
 	vs = MemoryContextAllocZero(cxt, sizeof(VerifyState));
 	vs->cxt = cxt;
