@@ -21,12 +21,27 @@
 #     - simhash_lineage(query, 3, linkage) for both linkages
 #   Each query returns count(*) and the number of groups, printed beside.
 #
+#   With --keyed, the same table with two more keys per row, uid uuid (an
+#   md5 of the id) and key text ('k' and that md5, 33 bytes), and the cost
+#   of ids of another type and of the stable order: simhash_pairs and
+#   simhash_dedup at k = 3, each against its _keyed form with NULL::bigint
+#   (the ids as they are, only the order added), NULL::uuid and NULL::text
+#   (rows numbered and mapped back), and simhash_pairs with an ORDER BY;
+#   ratios to simhash_pairs and to the integer form of the same function.
+#
 # How to run (from the repository root, after make install):
 #   bash test/bench/bench_linkage.sh [ROWS]   about 2 CPU minutes at 1M (far longer
 #                                            in wall time on a busy machine)
-# Output: a markdown table on stdout and in test/out/bench_linkage.md.
+#   bash test/bench/bench_linkage.sh --keyed [ROWS]
+# Output: a markdown table on stdout and in test/out/bench_linkage.md
+# (test/out/bench_keyed.md with --keyed).
 set -euo pipefail
 
+keyed=false
+if [ "${1:-}" = --keyed ]; then
+	keyed=true
+	shift
+fi
 rows=${1:-1000000}
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 cd "$root"
@@ -36,7 +51,7 @@ source test/cluster.sh
 dir=$(mktemp -d)
 trap 'stop_cluster "$dir"; rm -rf "$dir"' EXIT
 [ "$(id -u)" = 0 ] && chmod 755 "$dir"
-PGPORT_WANTED=5495 start_cluster "$dir" "shared_buffers = '512MB'" \
+PGPORT_WANTED=${PGPORT_WANTED:-5495} start_cluster "$dir" "shared_buffers = '512MB'" \
 	"max_parallel_workers_per_gather = 0" "jit = off" "work_mem = '1GB'"
 
 psql -X -q -v ON_ERROR_STOP=1 -v rows="$rows" <<'EOF'
@@ -63,9 +78,14 @@ INSERT INTO t
 		   floor(random() * 1000000)::integer
 	FROM generate_series(1, (:rows * 0.005)::bigint) g
 	JOIN t b ON b.id = (:rows * 0.98)::bigint + g;
-VACUUM ANALYZE t;
-SELECT pg_prewarm('t');
 EOF
+if $keyed; then
+	psql -X -q -v ON_ERROR_STOP=1 <<'EOF'
+ALTER TABLE t ADD COLUMN uid uuid, ADD COLUMN key text;
+UPDATE t SET uid = md5(id::text)::uuid, key = 'k' || md5(id::text);
+EOF
+fi
+psql -X -q -v ON_ERROR_STOP=1 -c 'VACUUM ANALYZE t' -c "SELECT pg_prewarm('t')" >/dev/null
 
 # per query: median of 3 runs, each in a fresh backend, of the backend's CPU
 # time (user + system, log_statement_stats: the machine is shared, so wall
@@ -81,6 +101,21 @@ queries=(
 	"lineage single|SELECT count(*), count(DISTINCT kept_id) FROM simhash_lineage('SELECT id, fp FROM t', 3, 'single')"
 	"lineage center|SELECT count(*), count(DISTINCT kept_id) FROM simhash_lineage('SELECT id, fp FROM t', 3, 'center')"
 )
+out_file=test/out/bench_linkage.md
+if $keyed; then
+	out_file=test/out/bench_keyed.md
+	queries=(
+		"pairs|SELECT count(*), count(DISTINCT id_a) FROM simhash_pairs('SELECT id, fp FROM t', 3)"
+		"pairs, ORDER BY id_a, id_b|SELECT count(*), count(DISTINCT id_a) FROM (SELECT * FROM simhash_pairs('SELECT id, fp FROM t', 3) ORDER BY id_a, id_b) s"
+		"pairs keyed bigint|SELECT count(*), count(DISTINCT id_a) FROM simhash_pairs_keyed(NULL::bigint, 'SELECT id, fp FROM t', 3)"
+		"pairs keyed uuid|SELECT count(*), count(DISTINCT id_a) FROM simhash_pairs_keyed(NULL::uuid, 'SELECT uid, fp FROM t', 3)"
+		"pairs keyed text|SELECT count(*), count(DISTINCT id_a) FROM simhash_pairs_keyed(NULL::text, 'SELECT key, fp FROM t', 3)"
+		"dedup|SELECT count(*), count(DISTINCT coalesce(duplicate_of, id)) FROM simhash_dedup('SELECT id, fp FROM t', 3)"
+		"dedup keyed bigint|SELECT count(*), count(DISTINCT coalesce(duplicate_of, id)) FROM simhash_dedup_keyed(NULL::bigint, 'SELECT id, fp FROM t', 3)"
+		"dedup keyed uuid|SELECT count(*), count(DISTINCT coalesce(duplicate_of, id)) FROM simhash_dedup_keyed(NULL::uuid, 'SELECT uid, fp FROM t', 3)"
+		"dedup keyed text|SELECT count(*), count(DISTINCT coalesce(duplicate_of, id)) FROM simhash_dedup_keyed(NULL::text, 'SELECT key, fp FROM t', 3)"
+	)
+fi
 labels=()
 for q in "${queries[@]}"; do
 	label=${q%%|*}
@@ -104,13 +139,21 @@ model=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
 {
 	echo "Rows: $rows (k = 3, one core, work_mem = 1GB; $(nproc) cores, $model)"
 	echo
-	echo "| query | CPU s (median of 3) | CPU ratio to clusters | CPU ratio to 'single' alike | wall s | rows, groups |"
+	if $keyed; then
+		echo "| query | CPU s (median of 3) | CPU ratio to pairs | CPU ratio to the integer form | wall s | rows, groups |"
+	else
+		echo "| query | CPU s (median of 3) | CPU ratio to clusters | CPU ratio to 'single' alike | wall s | rows, groups |"
+	fi
 	echo "|---|---:|---:|---:|---:|---|"
 	for label in "${labels[@]}"; do
-		alike=${label/center/single}
-		[ "$label" = dedup ] && alike=clusters
-		awk -v l="$label" -v c="${cpu[$label]}" -v b="${cpu[clusters]}" -v s="${cpu[$alike]}" \
+		if $keyed; then
+			alike=${label%%[ ,]*}
+		else
+			alike=${label/center/single}
+			[ "$label" = dedup ] && alike=clusters
+		fi
+		awk -v l="$label" -v c="${cpu[$label]}" -v b="${cpu[${labels[0]}]}" -v s="${cpu[$alike]}" \
 			-v w="${wall[$label]}" -v a="${answer[$label]}" \
 			'BEGIN { printf "| %s | %.2f | %.2fx | %.2fx | %.2f | %s |\n", l, c, c / b, c / s, w / 1000, a }'
 	done
-} | tee test/out/bench_linkage.md
+} | tee "$out_file"
