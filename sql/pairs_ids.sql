@@ -194,6 +194,10 @@ SELECT (SELECT count(*) FROM simhash_clusters('SELECT n, fp, body FROM ki', 6, 0
 SELECT * FROM simhash_pairs_keyed(NULL::uuid, 'SELECT t, fp FROM ki', 3);
 SELECT * FROM simhash_clusters_keyed(NULL::text, 'SELECT CASE WHEN n = 7 THEN NULL ELSE t END, fp FROM ki', 3);
 SELECT * FROM simhash_dedup_keyed(NULL::text, 'SELECT left(t, 2), fp FROM ki', 3);
+SELECT * FROM simhash_pairs_keyed(NULL::text, 'SELECT CASE WHEN n = 301 THEN NULL ELSE t END, fp FROM ki', 3);
+SELECT * FROM simhash_dedup_keyed(NULL::text, 'SELECT left(t, 2), fp, rank FROM ki', 3);
+SELECT * FROM simhash_clusters('SELECT CASE WHEN n = 7 THEN NULL ELSE n END, fp, rank FROM ki', 3, 'center');
+SELECT * FROM simhash_pairs_keyed(NULL::text, 'SELECT t, fp FROM ki WHERE n <> (SELECT n FROM ki)', 3);
 SELECT * FROM simhash_pairs_keyed(NULL::point, 'SELECT point(n, n), fp FROM ki', 3);
 SELECT * FROM simhash_pairs('SELECT t, fp FROM ki', 3);
 SELECT * FROM simhash_clusters('SELECT t, fp, rank FROM ki', 3, 'center');

@@ -682,9 +682,9 @@ COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
 -- The order is the query's optional last column, rank: lowest rank first
 -- (NULL ranks last), ties by id; without it, ascending id.  With a rank, or
 -- ids that are not integers (the _keyed forms below), the engines run on the
--- rows numbered in that order (row_number() over rank and id, so the query
--- must give the same rows on every read), and the numbers are mapped back to
--- ids.  With lineage, each row also gets its distance and (verified) its
+-- rows numbered in that order (row_number() over rank and id, dense_rank()
+-- over the id alone, so the query must give the same rows on every read),
+-- and the numbers are mapped back to ids.  With lineage, each row also gets its distance and (verified) its
 -- similarity to its kept row, and its cluster's size.  min_similarity NULL:
 -- not verified.
 CREATE FUNCTION simhash_keyed(key anyelement, what text, query text, max_distance integer,
@@ -709,6 +709,8 @@ DECLARE
 	bad_null boolean;
 	bad_id pg_catalog.text;
 	numbered boolean;
+	dup_check pg_catalog.text;
+	num pg_catalog.text;
 	engine pg_catalog.text;
 	map pg_catalog.text;
 	result pg_catalog.text;
@@ -792,27 +794,27 @@ BEGIN
 					USING ERRCODE = 'datatype_mismatch',
 						  HINT = 'The id needs a default btree operator class (as a primary key has): the smallest id of a cluster is kept, and rows are numbered in id order. Use another key, or number the rows with row_number() OVER ().';
 			END;
-			-- a NULL or repeated id
-			EXECUTE pg_catalog.format('SELECT s.id IS NULL AS is_null, s.id::pg_catalog.text AS id FROM (%s) AS s(%s) '
-									  'GROUP BY s.id HAVING s.id IS NULL OR pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 '
-									  'ORDER BY s.id NULLS FIRST LIMIT 1', sub, cols)
-				INTO bad_null, bad_id;
-			IF bad_null THEN
-				RAISE EXCEPTION 'query returned a NULL id' USING ERRCODE = 'null_value_not_allowed',
-					HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
-			ELSIF bad_id IS NOT NULL THEN
-				RAISE EXCEPTION 'id % appears more than once in the query result', bad_id
-					USING ERRCODE = 'cardinality_violation',
-						  HINT = 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
+			-- the first NULL or repeated id, if any
+			dup_check := pg_catalog.format('SELECT s.id IS NULL AS is_null, s.id::pg_catalog.text AS id FROM (%s) AS s(%s) '
+										   'GROUP BY s.id HAVING s.id IS NULL OR pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 '
+										   'ORDER BY s.id NULLS FIRST LIMIT 1', sub, cols);
+			-- the rows numbered in (rank,) id order.  In id order, equal ids
+			-- get equal numbers and a NULL id none, so the engine finds them
+			-- (and the handler below names them) without a read of its own;
+			-- in rank order they are looked for first.
+			IF ranked THEN
+				num := 'pg_catalog.row_number() OVER (ORDER BY s.rank, s.id)';
+				EXECUTE dup_check INTO bad_null, bad_id;
+				IF bad_null OR bad_id IS NOT NULL THEN
+					RAISE EXCEPTION USING ERRCODE = 'cardinality_violation';
+				END IF;
+			ELSE
+				num := 'CASE WHEN s.id IS NOT NULL THEN pg_catalog.dense_rank() OVER (ORDER BY s.id) END';
 			END IF;
-			-- rows numbered in (rank,) id order; map: number -> id
-			map := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s) AS n, s.id%s AS id '
-									 'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
-									 CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END,
+			-- map: number -> id
+			map := pg_catalog.format('SELECT %s AS n, s.id%s AS id FROM (%s) AS s(%s)', num,
 									 CASE WHEN id_type OPERATOR(pg_catalog.<>) key_type THEN '::pg_catalog.int8' ELSE '' END, sub, cols);
-			engine := pg_catalog.format('SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s '
-										'FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL',
-										CASE WHEN ranked THEN 's.rank, s.id' ELSE 's.id' END, data, sub, cols);
+			engine := pg_catalog.format('SELECT %s, %s FROM (%s) AS s(%s)', num, data, sub, cols);
 		ELSE
 			map := 'SELECT NULL::pg_catalog.int8 AS n, NULL::pg_catalog.int8 AS id WHERE false';
 			engine := query;
@@ -870,6 +872,26 @@ BEGIN
 	EXCEPTION WHEN OTHERS THEN
 		GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_message = MESSAGE_TEXT,
 			err_detail = PG_EXCEPTION_DETAIL, err_hint = PG_EXCEPTION_HINT;
+		-- a NULL or repeated id of numbered rows, named by the id
+		IF numbered AND err_state OPERATOR(pg_catalog.=) '21000' THEN
+			IF NOT ranked THEN
+				BEGIN
+					EXECUTE dup_check INTO bad_null, bad_id;
+				EXCEPTION WHEN OTHERS THEN
+					NULL;	-- the query's own error (a subquery of more than one row): as it was
+				END;
+			END IF;
+			IF bad_null THEN
+				err_state := '22004';
+				err_message := 'query returned a NULL id';
+				err_detail := '';
+				err_hint := 'Every row needs an id; rows with a NULL fingerprint are skipped.';
+			ELSIF bad_id IS NOT NULL THEN
+				err_message := pg_catalog.format('id %s appears more than once in the query result', bad_id);
+				err_detail := '';
+				err_hint := 'The first column of the query must identify its rows, for example a primary key or row_number() OVER ().';
+			END IF;
+		END IF;
 		IF err_detail OPERATOR(pg_catalog.=) '' AND err_hint OPERATOR(pg_catalog.=) '' THEN
 			RAISE EXCEPTION USING ERRCODE = err_state, MESSAGE = err_message;
 		ELSIF err_detail OPERATOR(pg_catalog.=) '' THEN
