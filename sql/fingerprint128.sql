@@ -81,3 +81,35 @@ SELECT simhash128(ARRAY['a', NULL]);
 SELECT simhash128(ARRAY[['a'], ['b']]);
 -- a literal is read as the type's input, as for simhash
 SELECT simhash128('hello world');
+
+-- shingle_simhash128(): the shingle set's fingerprint.  Its definition is the
+-- SQL below, made of shingle_set() and simhash(text[]) (both frozen, and
+-- pinned by their own tests); the C function must equal it for every text,
+-- shingle size and units, and its values are pinned here.
+CREATE FUNCTION pg_temp.shingle_simhash128_sql(body text, n int, units text) RETURNS simhash128
+LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT (int8send(simhash(ARRAY(SELECT 'a' || h FROM unnest(shingle_set(body, n, units)) AS s(h)))::bigint) ||
+          int8send(simhash(ARRAY(SELECT 'b' || h FROM unnest(shingle_set(body, n, units)) AS s(h)))::bigint))::simhash128
+$$;
+SELECT count(*) AS cases,
+       count(*) FILTER (WHERE shingle_simhash128(body, n, u) = pg_temp.shingle_simhash128_sql(body, n, u)) AS equal_to_sql
+FROM doc, generate_series(1, 5) n, unnest('{words,characters,auto}'::text[]) u;
+SELECT count(*) FILTER (WHERE shingle_simhash128(body) = pg_temp.shingle_simhash128_sql(body, 3, 'words')) AS defaults_are_3_words
+FROM doc;
+SELECT label, shingle_simhash128(body) AS "3 words", shingle_simhash128(body, 3, 'auto') AS "3 auto",
+       shingle_simhash128(body, 1, 'characters') AS "1 characters"
+FROM doc ORDER BY label COLLATE "C";
+-- a set: how often a shingle occurs changes nothing
+SELECT shingle_simhash128('a b c a b c d e f') = shingle_simhash128('a b c a b c a b c a b c d e f') AS repeats_same,
+       simhash128('a b c a b c d e f'::text) = simhash128('a b c a b c a b c a b c d e f'::text) AS simhash128_repeats_same;
+-- the halves are independent, and the distance follows the sets' similarity
+SELECT count(*) FILTER (WHERE simhash128_high(shingle_simhash128(body)) = simhash128_low(shingle_simhash128(body))) AS equal_halves
+FROM doc WHERE body <> '' AND body !~ '^[[:punct:] ]*$';
+SELECT shingle_simhash128(a.body) <~> shingle_simhash128(replace(a.body, 'eiusmod', 'tempor')) AS edited_distance,
+       shingle_simhash128(a.body) <~> shingle_simhash128(c.body) AS unrelated_distance
+FROM doc a, doc c
+WHERE a.label = 'long text' AND c.label = 'english';
+-- arguments as shingle_set()
+SELECT shingle_simhash128(NULL) IS NULL AS null_text, shingle_simhash128('x', NULL) IS NULL AS null_n;
+SELECT shingle_simhash128('x', 0);
+SELECT shingle_simhash128('x', 3, 'letters');

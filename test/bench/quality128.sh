@@ -8,11 +8,10 @@
 # (Jaccard < 0.5) within k bits -- as a count, and as unrelated candidates
 # per document of a table of 1M such documents (count / pairs * 10^6).
 # Fingerprints: simhash(body) and simhash128(body) with the default options
-# (or the weighting given as the first argument), and, for comparison, two
-# independent 64-bit SimHashes A and B of each document's 3-shingle set
-# (shingle_set(body, 3, 'auto'), each shingle hash salted 'a' or 'b' and
-# given to simhash(text[]): every distinct shingle one vote), taken as one
-# 128-bit fingerprint whose distance is d(A) + d(B).  Uses the installed
+# (or the weighting given as the first argument), and, for comparison,
+# shingle_simhash128(body, 3, 'auto') ("A + B"): two independent 64-bit
+# SimHashes A and B of each document's 3-shingle set (every distinct shingle
+# one vote), whose distance is d(A) + d(B).  Uses the installed
 # extension (PG_CONFIG selects it); SIMHASH_DATA: the corpus directory
 # (default: <repo>/../shared/data).
 #
@@ -36,15 +35,14 @@ CREATE TABLE qt (id_a text, id_b text, jaccard float8);
 \copy qt FROM PROGRAM 'xzcat $data/edited/truth.tsv.xz | grep -v "^#" | cut -f1-3'
 \copy qt FROM PROGRAM 'xzcat $data/natural/truth.tsv.xz | grep -v "^#" | cut -f1-3'
 ALTER TABLE qd ADD COLUMN set text, ADD COLUMN f64 simhash, ADD COLUMN f128 simhash128,
-	ADD COLUMN fa simhash, ADD COLUMN fb simhash;
+	ADD COLUMN fab simhash128;
 UPDATE qd SET set = substr(id, 1, 4), f64 = simhash(body, 3, '$weighting'), f128 = simhash128(body, 3, '$weighting'),
-	fa = simhash(ARRAY(SELECT 'a' || h FROM unnest(shingle_set(body, 3, 'auto')) h)),
-	fb = simhash(ARRAY(SELECT 'b' || h FROM unnest(shingle_set(body, 3, 'auto')) h));
+	fab = shingle_simhash128(body, 3, 'auto');
 CREATE TABLE near AS
 SELECT a.set, a.id AS id_a, b.id AS id_b, (a.f128 <~> b.f128)::int AS d128, (a.f64 <~> b.f64)::int AS d64,
-	   (a.fa <~> b.fa)::int + (a.fb <~> b.fb)::int AS dab
+	   (a.fab <~> b.fab)::int AS dab
 FROM qd a JOIN qd b ON a.set = b.set AND a.id < b.id
-WHERE (a.f128 <~> b.f128)::int <= 32 OR (a.f64 <~> b.f64)::int <= 16 OR (a.fa <~> b.fa)::int + (a.fb <~> b.fb)::int <= 32;
+WHERE (a.f128 <~> b.f128)::int <= 32 OR (a.f64 <~> b.f64)::int <= 16 OR (a.fab <~> b.fab)::int <= 32;
 CREATE TABLE nj AS
 SELECT n.*, t.jaccard FROM near n
 LEFT JOIN (SELECT least(id_a, id_b) AS id_a, greatest(id_a, id_b) AS id_b, jaccard FROM qt) t USING (id_a, id_b);

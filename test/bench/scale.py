@@ -405,6 +405,8 @@ def scale(a):
             r['end_to_end_s'] = r['fingerprints_s'] + r['clusters_s']
         report(r, n, npos)
         results['methods'].append(r)
+    if not a.minhash:
+        return results
     m, pairs = minhash('gen', 'words', 'SELECT id, body FROM gen')
     r = {'method': 'minhash 20x5'}
     r.update(m)
@@ -482,6 +484,8 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--docs', help='scale: a corpus made by gen_corpus.py (N documents) instead of a new one')
     ap.add_argument('--truth', help='scale: its --truth file')
+    ap.add_argument('--no-minhash', dest='minhash', action='store_false',
+                    help='scale: leave out the MinHash LSH baseline (its Python plumbing takes most of the time)')
     ap.add_argument('--max-verify-per-doc', type=float, default=5.0,
                     help='skip verification when candidates per document exceed this')
     a = ap.parse_args()
