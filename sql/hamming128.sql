@@ -157,4 +157,54 @@ INSERT INTO uniq128 SELECT md5(i::text)::simhash128 FROM generate_series(1, 300)
 INSERT INTO uniq128 VALUES (md5('7')::simhash128);
 INSERT INTO uniq128 VALUES (md5('7x')::simhash128), (NULL), (NULL);
 SELECT count(*) AS uniq_rows FROM uniq128;
-DROP TABLE h128, h128u, both_widths, uniq128;
+-- lookups by probes: two 64-bit hamming indexes on the halves.  A row within
+-- K bits of q is within K / 2 bits of q in one half (d(high) + d(low) <= K),
+-- so "(high within K / 2 OR low within K / 2) AND fp <~> q <= K" is exact;
+-- the planner answers the OR by a BitmapOr of the two indexes.  Copies here
+-- differ from their centers in both halves, in every proportion.
+CREATE TABLE halves (id int PRIMARY KEY, fp simhash128);
+INSERT INTO halves
+SELECT i, CASE WHEN i % 97 = 0 THEN NULL
+			   WHEN i % 5 = 0 THEN md5(i::text)::simhash128
+			   ELSE (md5((i % 7)::text)::simhash128::bit(128)
+					 # (repeat('1', i % 41) || repeat('0', 64 - i % 41)
+						|| repeat('0', 64 - i * 7 % 37) || repeat('1', i * 7 % 37))::bit(128))::simhash128 END
+FROM generate_series(1, 3000) i;
+CREATE INDEX halves_high ON halves USING hamming (simhash128_high(fp));
+CREATE INDEX halves_low ON halves USING hamming (simhash128_low(fp));
+ANALYZE halves;
+SET enable_seqscan = off; SET enable_indexscan = off;
+EXPLAIN (COSTS OFF)
+SELECT id FROM halves
+WHERE (simhash128_high(fp) <~> simhash128_high(md5('3')::simhash128) <= 13
+	   OR simhash128_low(fp) <~> simhash128_low(md5('3')::simhash128) <= 13)
+  AND fp <~> md5('3')::simhash128 <= 26;
+RESET enable_seqscan; RESET enable_indexscan;
+CREATE FUNCTION pg_temp.halves_mismatches() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	q simhash128;
+	k int;
+	bad int := 0;
+	want int[];
+	got int[];
+BEGIN
+	FOREACH q IN ARRAY ARRAY[md5('3')::simhash128, md5('6')::simhash128, '00000000000000000000000000000000'::simhash128] LOOP
+		FOR k IN 0..128 LOOP
+			SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = off;
+			SELECT array_agg(id ORDER BY id) INTO want FROM halves WHERE fp <~> q <= k;
+			SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = on;
+			SELECT array_agg(id ORDER BY id) INTO got FROM halves
+			WHERE (simhash128_high(fp) <~> simhash128_high(q) <= k / 2 OR simhash128_low(fp) <~> simhash128_low(q) <= k / 2)
+			  AND fp <~> q <= k;
+			IF got IS DISTINCT FROM want THEN
+				bad := bad + 1;
+				RAISE NOTICE 'halves, k = %, q = %: % rows, want %', k, q, cardinality(got), cardinality(want);
+			END IF;
+		END LOOP;
+	END LOOP;
+	RESET enable_seqscan; RESET enable_bitmapscan;
+	RETURN bad;
+END $$;
+SELECT pg_temp.halves_mismatches() AS halves_mismatches,
+	   (SELECT count(*) FROM halves WHERE fp <~> md5('3')::simhash128 <= 26) AS within_26_of_one_center;
+DROP TABLE h128, h128u, both_widths, uniq128, halves;

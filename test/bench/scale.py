@@ -33,7 +33,7 @@ DATA = os.environ.get('SIMHASH_DATA') or os.path.normpath(os.path.join(HERE, '..
 OUT = os.environ.get('SCALE_OUT') or os.path.join(HERE, '..', 'out')
 SETS = [('natural', 'en'), ('natural', 'zh'), ('edited', 'en'), ('edited', 'zh')]
 UNITS = {'en': 'words', 'zh': 'characters'}
-K64, K128 = 16, 28
+K64, K128, KSET = 16, 28, 26
 
 
 def psql(sql, fetch=True):
@@ -212,7 +212,8 @@ def load_set(s, lang):
     psql("ALTER TABLE %s ADD id bigserial PRIMARY KEY; ALTER TABLE %s ADD fp simhash; "
          "UPDATE %s SET fp = simhash(body)" % (t, t, t), False)
     if has_128():
-        psql("ALTER TABLE %s ADD fp128 simhash128; UPDATE %s SET fp128 = simhash128(body)" % (t, t), False)
+        psql("ALTER TABLE %s ADD fp128 simhash128, ADD fpset simhash128; UPDATE %s SET fp128 = simhash128(body), "
+             "fpset = shingle_simhash128(body, 3, '%s')" % (t, t, UNITS[lang]), False)
     psql("VACUUM ANALYZE %s" % t, False)
     return t
 
@@ -260,6 +261,9 @@ def quality(a):
             for c in a.configs128.split(','):
                 k, recall = c.split(':')
                 methods.append(('simhash128', 'fp128', int(k), recall))
+            for c in a.configs_set.split(','):
+                k, recall = c.split(':')
+                methods.append(('shingle_simhash128', 'fpset', int(k), recall))
         for name, col, k, recall in methods:
             settings = 'SET simhash.pairs_recall = %s;' % recall
             tc, cand = timed("SELECT id_a, id_b FROM simhash_pairs('SELECT id, %s FROM %s', %d)" % (col, t, k), settings)
@@ -378,14 +382,16 @@ def scale(a):
     print('%d planted pairs, %d with J >= 0.8' % (nplanted, npos), flush=True)
     results = {'n': n, 'planted': nplanted, 'positives': npos, 'methods': []}
 
-    methods = [('simhash64', 'simhash', K64, a.recall64)]
+    methods = [('simhash64', 'simhash(body)', K64, a.recall64)]
     if has_128():
-        methods.append(('simhash128', 'simhash128', K128, a.recall))
+        methods.append(('simhash128', 'simhash128(body)', K128, a.recall))
+        # the shingle set's fingerprint, with the verification's units
+        methods.append(('shingle_simhash128', "shingle_simhash128(body, 3, 'words')", KSET, a.recall))
     for name, fn, k, recall in methods:
         settings = 'SET simhash.pairs_recall = %s;' % recall
         r = {'method': '%s k=%d recall %s' % (name, k, recall)}
         r['fingerprints_s'] = median_time(a.runs, lambda: timed(
-            "DROP TABLE IF EXISTS gen_fp; CREATE TABLE gen_fp AS SELECT id, %s(body) AS fp FROM gen" % fn)[0])
+            "DROP TABLE IF EXISTS gen_fp; CREATE TABLE gen_fp AS SELECT id, %s AS fp FROM gen" % fn)[0])
         psql('VACUUM ANALYZE gen_fp', False)
         r['candidates_s'] = median_time(a.runs, lambda: timed(
             "DROP TABLE IF EXISTS gen_cand; CREATE UNLOGGED TABLE gen_cand AS "
@@ -480,6 +486,8 @@ def main():
     ap.add_argument('--recall64', default='0.9', help='simhash.pairs_recall for simhash (1: exact)')
     ap.add_argument('--configs128', default='28:0.9,28:1,30:0.9',
                     help='quality: the simhash128 runs, k:recall, comma-separated')
+    ap.add_argument('--configs-set', default='26:0.9,28:0.9',
+                    help='quality: the shingle_simhash128 runs, k:recall, comma-separated')
     ap.add_argument('--runs', type=int, default=1, help='runs of the fingerprint and candidate steps (median)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--docs', help='scale: a corpus made by gen_corpus.py (N documents) instead of a new one')

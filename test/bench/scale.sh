@@ -17,7 +17,11 @@
 # <repo>/../shared/data).  Environment: SCALE_RECALL (simhash.pairs_recall of
 # simhash128, default 0.9), SCALE_RECALL64 (of simhash, default 0.9; 1 is the
 # exact tables, quadratic at k = 16 beyond ~100,000 rows), SCALE_RUNS (runs of
-# the fingerprint and candidate steps, median; default 1).  It starts a
+# the fingerprint and candidate steps, median; default 1), SCALE_STEPS (of
+# "quality pk scale plot", the default), SCALE_MINHASH=0 (the scale step
+# without the MinHash baseline, whose Python plumbing takes most of its time
+# at a million documents), SCALE_DOCS and SCALE_TRUTH (a corpus made before
+# by gen_corpus.py N --truth FILE, instead of a new one).  It starts a
 # throwaway cluster on port 5496 (work_mem 1GB: the rows stay in memory).
 # Generated corpora live in a temporary directory, never in the repository.
 set -euo pipefail
@@ -42,7 +46,15 @@ PGPORT_WANTED=5496 start_cluster "$dir" "jit = off" "shared_buffers = 512MB" "wo
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash'
 
 opts=(--recall "${SCALE_RECALL:-0.9}" --recall64 "${SCALE_RECALL64:-0.9}" --runs "${SCALE_RUNS:-1}")
-/usr/bin/python3 test/bench/scale.py quality "${opts[@]}"
-/usr/bin/python3 test/bench/scale.py pk
-/usr/bin/python3 test/bench/scale.py scale "$n" "${opts[@]}"
-/usr/bin/python3 test/bench/scale.py plot "$n"
+scale_opts=()
+[ "${SCALE_MINHASH:-1}" = 0 ] && scale_opts+=(--no-minhash)
+[ -n "${SCALE_DOCS:-}" ] && scale_opts+=(--docs "$SCALE_DOCS" --truth "$SCALE_TRUTH")
+for step in ${SCALE_STEPS:-quality pk scale plot}; do
+	case $step in
+	quality) /usr/bin/python3 test/bench/scale.py quality "${opts[@]}" ;;
+	pk) /usr/bin/python3 test/bench/scale.py pk ;;
+	scale) /usr/bin/python3 test/bench/scale.py scale "$n" "${opts[@]}" "${scale_opts[@]}" ;;
+	plot) /usr/bin/python3 test/bench/scale.py plot "$n" ;;
+	*) echo "scale.sh: unknown step $step (quality, pk, scale, plot)" >&2; exit 2 ;;
+	esac
+done
