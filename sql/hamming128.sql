@@ -15,9 +15,14 @@ SELECT i, CASE WHEN i % 97 = 0 THEN NULL
 FROM generate_series(1, 3000) i;
 CREATE INDEX h128_fp ON h128 USING hamming (fp);
 
--- every radius, two queries, through an index scan and a bitmap scan,
--- against the sequential scan
-CREATE FUNCTION pg_temp.radius_mismatches() RETURNS int LANGUAGE plpgsql AS $$
+-- every radius, some queries, through an index scan and a bitmap scan,
+-- against the sequential scan: cond is the condition the index answers ($1 the
+-- query, $2 the radius), equal in meaning to "fp <~> $1 <= $2"; each plan is
+-- checked to use an index
+CREATE FUNCTION pg_temp.radius_mismatches(tbl text DEFAULT 'h128', cond text DEFAULT 'fp <~> $1 <= $2',
+		scans text[] DEFAULT ARRAY['index', 'bitmap'],
+		queries simhash128[] DEFAULT ARRAY[md5('3')::simhash128, '00000000000000000000000000000000'::simhash128])
+	RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
 	q simhash128;
 	k int;
@@ -25,19 +30,29 @@ DECLARE
 	want int[];
 	got int[];
 	scan text;
+	plan text;
+	indexed bool;
 BEGIN
-	FOREACH q IN ARRAY ARRAY[md5('3')::simhash128, '00000000000000000000000000000000'::simhash128] LOOP
+	FOREACH q IN ARRAY queries LOOP
 		FOR k IN 0..128 LOOP
 			SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = on;
-			SELECT array_agg(id ORDER BY id) INTO want FROM h128 WHERE fp <~> q <= k;
-			FOREACH scan IN ARRAY ARRAY['index', 'bitmap'] LOOP
+			EXECUTE format('SELECT array_agg(id ORDER BY id) FROM %I WHERE fp <~> $1 <= $2', tbl) INTO want USING q, k;
+			FOREACH scan IN ARRAY scans LOOP
 				SET LOCAL enable_seqscan = off;
 				IF scan = 'index' THEN
 					SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = off;
 				ELSE
 					SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = on;
 				END IF;
-				SELECT array_agg(id ORDER BY id) INTO got FROM h128 WHERE fp <~> q <= k;
+				indexed := false;
+				FOR plan IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM %I WHERE %s', tbl, cond) USING q, k LOOP
+					indexed := indexed OR plan LIKE '%Index Scan%';
+				END LOOP;
+				IF NOT indexed THEN
+					bad := bad + 1;
+					RAISE NOTICE '% scan, k = %: no index in the plan', scan, k;
+				END IF;
+				EXECUTE format('SELECT array_agg(id ORDER BY id) FROM %I WHERE %s', tbl, cond) INTO got USING q, k;
 				IF got IS DISTINCT FROM want THEN
 					bad := bad + 1;
 					RAISE NOTICE '% scan, k = %, q = %: % rows, want %', scan, k, q, cardinality(got), cardinality(want);
@@ -180,31 +195,9 @@ WHERE (simhash128_high(fp) <~> simhash128_high(md5('3')::simhash128) <= 13
 	   OR simhash128_low(fp) <~> simhash128_low(md5('3')::simhash128) <= 13)
   AND fp <~> md5('3')::simhash128 <= 26;
 RESET enable_seqscan; RESET enable_indexscan;
-CREATE FUNCTION pg_temp.halves_mismatches() RETURNS int LANGUAGE plpgsql AS $$
-DECLARE
-	q simhash128;
-	k int;
-	bad int := 0;
-	want int[];
-	got int[];
-BEGIN
-	FOREACH q IN ARRAY ARRAY[md5('3')::simhash128, md5('6')::simhash128, '00000000000000000000000000000000'::simhash128] LOOP
-		FOR k IN 0..128 LOOP
-			SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = off;
-			SELECT array_agg(id ORDER BY id) INTO want FROM halves WHERE fp <~> q <= k;
-			SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = on;
-			SELECT array_agg(id ORDER BY id) INTO got FROM halves
-			WHERE (simhash128_high(fp) <~> simhash128_high(q) <= k / 2 OR simhash128_low(fp) <~> simhash128_low(q) <= k / 2)
-			  AND fp <~> q <= k;
-			IF got IS DISTINCT FROM want THEN
-				bad := bad + 1;
-				RAISE NOTICE 'halves, k = %, q = %: % rows, want %', k, q, cardinality(got), cardinality(want);
-			END IF;
-		END LOOP;
-	END LOOP;
-	RESET enable_seqscan; RESET enable_bitmapscan;
-	RETURN bad;
-END $$;
-SELECT pg_temp.halves_mismatches() AS halves_mismatches,
+SELECT pg_temp.radius_mismatches('halves',
+		'(simhash128_high(fp) <~> simhash128_high($1) <= $2 / 2 OR simhash128_low(fp) <~> simhash128_low($1) <= $2 / 2) '
+		'AND fp <~> $1 <= $2', ARRAY['bitmap'],
+		ARRAY[md5('3')::simhash128, md5('6')::simhash128, '00000000000000000000000000000000'::simhash128]) AS halves_mismatches,
 	   (SELECT count(*) FROM halves WHERE fp <~> md5('3')::simhash128 <= 26) AS within_26_of_one_center;
 DROP TABLE h128, h128u, both_widths, uniq128, halves;
