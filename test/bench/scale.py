@@ -22,6 +22,7 @@ import json
 import os
 import statistics
 import subprocess
+import struct
 import sys
 import tempfile
 import time
@@ -71,23 +72,43 @@ def has_128():
 PERMS, BANDS, ROWS = 100, 20, 5
 
 
-def shingles(table, units, where=''):
-    """(ids, offsets, hashes): the shingle_set of every body, as uint64"""
-    cmd = ("COPY (SELECT id, cardinality(s), array_to_string(s, ' ') FROM "
-           "(SELECT id, shingle_set(body, 3, '%s') AS s FROM %s %s) q) TO STDOUT" % (units, table, where))
-    p = subprocess.run(['psql', '-X', '-q', '-c', cmd], stdout=subprocess.PIPE, check=True)
-    lines = p.stdout.split(b'\n')
-    ids, counts, parts = [], [], []
-    for line in lines:
-        if not line:
-            continue
-        i, c, s = line.split(b'\t')
-        ids.append(int(i))
-        counts.append(int(c))
-        parts.append(s)
-    hashes = np.fromstring(b' '.join(parts).decode(), dtype=np.int64, sep=' ').view(np.uint64)
+ELEM = np.dtype([('len', '>i4'), ('val', '>i8')])
+
+
+def parse_binary_sets(buf):
+    """(ids, offsets, hashes) of a binary COPY of (id bigint, s bigint[])"""
+    pos = 11 + 4
+    pos += 4 + struct.unpack_from('>i', buf, pos)[0]
+    ids, counts, chunks = [], [], []
+    while True:
+        (nf,) = struct.unpack_from('>h', buf, pos)
+        pos += 2
+        if nf == -1:
+            break
+        _, i, alen, ndim = struct.unpack_from('>iqii', buf, pos)
+        pos += 4 + 8 + 4
+        end = pos + alen
+        n = struct.unpack_from('>i', buf, pos + 12)[0] if ndim == 1 else 0
+        if n:
+            data = np.frombuffer(buf, dtype=ELEM, count=n, offset=pos + 20)
+            chunks.append(data['val'])
+        ids.append(i)
+        counts.append(n)
+        pos = end
+    hashes = (np.concatenate(chunks) if chunks else np.zeros(0, dtype='>i8')).astype(np.int64).view(np.uint64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return np.array(ids, dtype=np.int64), offsets, hashes
+
+
+def shingle_chunks(table, units, chunk_docs=100000):
+    """(ids, offsets, hashes) of the shingle_set of every body, as uint64, a
+    range of ids at a time (binary COPY: the sets never exist as text)"""
+    lo, hi = [int(x) for x in psql('SELECT min(id), max(id) FROM %s' % table)[0]]
+    for a in range(lo, hi + 1, chunk_docs):
+        cmd = ("COPY (SELECT id, shingle_set(body, 3, '%s') FROM %s WHERE id >= %d AND id < %d) "
+               "TO STDOUT (FORMAT binary)" % (units, table, a, a + chunk_docs))
+        p = subprocess.run(['psql', '-X', '-q', '-c', cmd], stdout=subprocess.PIPE, check=True)
+        yield parse_binary_sets(p.stdout)
 
 
 def minhash_signatures(offsets, hashes, chunk_docs=50000):
@@ -154,16 +175,27 @@ def load_pairs(table, pairs):
 def minhash(table, units, verify_sql_docs):
     """runs the MinHash LSH pipeline; returns times, candidate pairs, verified count"""
     t0 = time.time()
-    ids, offsets, hashes = shingles(table, units)
-    t1 = time.time()
-    sig = minhash_signatures(offsets, hashes)
+    shingles_s = signatures_s = 0.0
+    all_ids, sigs = [], []
+    it = shingle_chunks(table, units)
+    while True:
+        t = time.time()
+        chunk = next(it, None)
+        shingles_s += time.time() - t
+        if chunk is None:
+            break
+        t = time.time()
+        all_ids.append(chunk[0])
+        sigs.append(minhash_signatures(chunk[1], chunk[2]))
+        signatures_s += time.time() - t
+    ids, sig = np.concatenate(all_ids), np.concatenate(sigs)
     t2 = time.time()
     pairs = lsh_pairs(ids, sig)
     t3 = time.time()
     load_pairs('mh_cand', pairs)
     tv, rows = timed("SELECT count(*) FROM shingle_verify_pairs('SELECT id_a, id_b, 0 FROM mh_cand', %s, 0.8, 3, '%s')"
                      % (sql_literal(verify_sql_docs), units))
-    return {'shingles_s': t1 - t0, 'signatures_s': t2 - t1, 'lsh_s': t3 - t2, 'verify_s': tv,
+    return {'shingles_s': shingles_s, 'signatures_s': signatures_s, 'lsh_s': t3 - t2, 'verify_s': tv,
             'total_s': t3 - t0 + tv, 'candidates': len(pairs), 'verified': int(rows[0][0])}, pairs
 
 
@@ -387,6 +419,8 @@ def scale(a):
         methods.append(('simhash128', 'simhash128(body)', K128, a.recall))
         # the shingle set's fingerprint, with the verification's units
         methods.append(('shingle_simhash128', "shingle_simhash128(body, 3, 'words')", KSET, a.recall))
+    if a.methods:
+        methods = [m for m in methods if m[0] in a.methods.split(',')]
     for name, fn, k, recall in methods:
         settings = 'SET simhash.pairs_recall = %s;' % recall
         r = {'method': '%s k=%d recall %s' % (name, k, recall)}
@@ -492,6 +526,7 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--docs', help='scale: a corpus made by gen_corpus.py (N documents) instead of a new one')
     ap.add_argument('--truth', help='scale: its --truth file')
+    ap.add_argument('--methods', help='scale: of simhash64,simhash128,shingle_simhash128, the ones to run (default all)')
     ap.add_argument('--no-minhash', dest='minhash', action='store_false',
                     help='scale: leave out the MinHash LSH baseline (its Python plumbing takes most of the time)')
     ap.add_argument('--max-verify-per-doc', type=float, default=5.0,

@@ -21,7 +21,9 @@
 # "quality pk scale plot", the default), SCALE_MINHASH=0 (the scale step
 # without the MinHash baseline, whose Python plumbing takes most of its time
 # at a million documents), SCALE_DOCS and SCALE_TRUTH (a corpus made before
-# by gen_corpus.py N --truth FILE, instead of a new one).  It starts a
+# by gen_corpus.py N --truth FILE, instead of a new one), SCALE_METHODS (of
+# simhash64,simhash128,shingle_simhash128), SCALE_MAX_VERIFY (verify and
+# cluster only below this many candidates per document; default 5).  It starts a
 # throwaway cluster on port 5496 (work_mem 1GB: the rows stay in memory).
 # Generated corpora live in a temporary directory, never in the repository.
 set -euo pipefail
@@ -49,6 +51,8 @@ opts=(--recall "${SCALE_RECALL:-0.9}" --recall64 "${SCALE_RECALL64:-0.9}" --runs
 scale_opts=()
 [ "${SCALE_MINHASH:-1}" = 0 ] && scale_opts+=(--no-minhash)
 [ -n "${SCALE_DOCS:-}" ] && scale_opts+=(--docs "$SCALE_DOCS" --truth "$SCALE_TRUTH")
+[ -n "${SCALE_METHODS:-}" ] && scale_opts+=(--methods "$SCALE_METHODS")
+[ -n "${SCALE_MAX_VERIFY:-}" ] && scale_opts+=(--max-verify-per-doc "$SCALE_MAX_VERIFY")
 for step in ${SCALE_STEPS:-quality pk scale plot}; do
 	case $step in
 	quality) /usr/bin/python3 test/bench/scale.py quality "${opts[@]}" ;;
