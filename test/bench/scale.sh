@@ -24,7 +24,7 @@
 # by gen_corpus.py N --truth FILE, instead of a new one), SCALE_METHODS (of
 # simhash64,simhash128,shingle_simhash128), SCALE_MAX_VERIFY (verify and
 # cluster only below this many candidates per document; default 5).  It starts a
-# throwaway cluster on port 5496 (work_mem 1GB: the rows stay in memory).
+# throwaway cluster on port 5496 (SCALE_PORT) (work_mem 1GB: the rows stay in memory).
 # Generated corpora live in a temporary directory, never in the repository.
 set -euo pipefail
 
@@ -43,7 +43,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-PGPORT_WANTED=5496 start_cluster "$dir" "jit = off" "shared_buffers = 512MB" "work_mem = 1GB" \
+PGPORT_WANTED=${SCALE_PORT:-5496} start_cluster "$dir" "jit = off" "shared_buffers = 512MB" "work_mem = 1GB" \
 	"max_parallel_workers_per_gather = 0" "checkpoint_timeout = 30min" "max_wal_size = 8GB"
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash'
 
