@@ -31,9 +31,18 @@ my $NENTRIES = $BLCKSZ - 6;
 
 my @damage = (
 	[ 'table0_order', 'probe table 0 is out of order', sub {
-		my ($fh) = @_;    # swap the first two fingerprints of block 1
-		my ($a, $b) = (read_at($fh, $BLCKSZ + $HEADER, 8), read_at($fh, $BLCKSZ + $HEADER + 8, 8));
-		write_at($fh, $BLCKSZ + $HEADER, $b . $a);
+		my ($fh, $t) = @_;    # swap two different neighbours of block 1 in one directory bucket
+		my $shift = 64 - $t->{dir_bits};
+		for my $i (0 .. 580)
+		{
+			my $at = $BLCKSZ + $HEADER + 8 * $i;
+			my ($a, $b) = (read_at($fh, $at, 8), read_at($fh, $at + 8, 8));
+			my ($x, $y) = (unpack('Q', $a), unpack('Q', $b));
+			next if $x == $y || ($x >> $shift) != ($y >> $shift);
+			write_at($fh, $at, $b . $a);
+			return;
+		}
+		die "no two different neighbours of block 1 share a directory bucket";
 	}, qr/Probe table 0 is out of order/ ],
 	[ 'directory', 'a directory entry off by one', sub {
 		my ($fh, $t) = @_;
@@ -106,6 +115,7 @@ for my $d (@damage)
 	binmode $fh;
 	my $meta = read_at($fh, $HEADER + 4 * 4 + 4 + 1000 * 4, 4 * 13);
 	my @m = unpack('L13', $meta);    # ntables, dir_bits, nsorted, table_start[4], dir_start[4], tail_start
+	$t{dir_bits} = $m[1];
 	$t{dir_start0} = $m[7];
 	$t{table_start1} = $m[4];
 	$harm->($fh, \%t);
