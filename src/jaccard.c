@@ -431,11 +431,11 @@ sort_hashes(int64 *v, Size n)
 
 /*
  * The shingle set of a text (len bytes in the database encoding): its
- * distinct hashes in ascending order (as int64), palloc'd; *count of them.
- * Not bounded by work_mem: the result itself is 8 bytes a shingle.
+ * distinct hashes in no particular order (as int64), palloc'd; *count of
+ * them.  Not bounded by work_mem: the result itself is 8 bytes a shingle.
  */
 int64 *
-shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count)
+shingle_distinct_set(const char *data, int len, const Shingling *sh, Size *count)
 {
 	TextBytes	b;
 	Size		budget = MaxAllocHugeSize;
@@ -457,6 +457,15 @@ shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count)
 		if (set.slots[i] != 0)
 			values[j++] = (int64) set.slots[i];
 	pfree(set.slots);
+	return values;
+}
+
+/* the same in ascending order */
+int64 *
+shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count)
+{
+	int64	   *values = shingle_distinct_set(data, len, sh, count);
+
 	sort_hashes(values, *count);
 	return values;
 }

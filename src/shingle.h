@@ -17,6 +17,7 @@ typedef struct Shingling
 } Shingling;
 
 extern Shingling shingle_get_shingling(int32 n, text *units);
+extern int64 *shingle_distinct_set(const char *data, int len, const Shingling *sh, Size *count);
 extern int64 *shingle_sorted_set(const char *data, int len, const Shingling *sh, Size *count);
 extern double shingle_sorted_jaccard(const int64 *a, Size na, const int64 *b, Size nb);
 struct ArrayType;

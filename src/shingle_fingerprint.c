@@ -21,7 +21,8 @@
  *	 int8send(simhash(ARRAY(SELECT 'b' || h FROM unnest(shingle_set(t, n, u)) h))::bigint))::simhash128
  *
  * which the regression test checks on every text it pins; this reads the
- * text once.  A text without units has no shingles and fingerprint 0.
+ * text once, and votes the set in the order it was built (votes add up in
+ * any order).  A text without units has no shingles and fingerprint 0.
  */
 #include "fingerprint.h"
 #include "shingle.h"
@@ -33,17 +34,21 @@
 
 #define SHINGLE_VOTE_BATCH 256
 
-/* the hash of the feature prefix || h, h in decimal: what simhash(text[]) hashes */
-static inline uint64
-prefixed_hash(char prefix, int64 h)
+/*
+ * The hashes of the features 'a' || h and 'b' || h, h in decimal: what
+ * simhash(text[]) hashes for them.  h is written once, the prefix twice.
+ */
+static inline void
+prefixed_hashes(int64 h, uint64 *a, uint64 *b)
 {
 	char		buf[128];		/* 1 + MAXINT8LEN bytes used; the size keeps the
 								 * compiler from flagging XXH3's longer paths */
-	int			len;
+	int			len = pg_lltoa(h, buf + 1) + 1;
 
-	buf[0] = prefix;
-	len = pg_lltoa(h, buf + 1);
-	return simhash_feature_hash(buf, len + 1);
+	buf[0] = 'a';
+	*a = simhash_feature_hash(buf, len);
+	buf[0] = 'b';
+	*b = simhash_feature_hash(buf, len);
 }
 
 PG_FUNCTION_INFO_V1(shingle_simhash128);
@@ -53,7 +58,7 @@ shingle_simhash128(PG_FUNCTION_ARGS)
 	text	   *t = PG_GETARG_TEXT_PP(0);
 	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(1), PG_GETARG_TEXT_PP(2));
 	Size		count;
-	int64	   *set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &sh, &count);
+	int64	   *set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &sh, &count);
 	SimhashAcc	high;
 	SimhashAcc	low;
 	uint64		ha[SHINGLE_VOTE_BATCH];
@@ -68,10 +73,7 @@ shingle_simhash128(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		for (; i < count && n < SHINGLE_VOTE_BATCH; i++, n++)
-		{
-			ha[n] = prefixed_hash('a', set[i]);
-			hb[n] = prefixed_hash('b', set[i]);
-		}
+			prefixed_hashes(set[i], &ha[n], &hb[n]);
 		simhash_acc_add_units(&high, ha, n);
 		simhash_acc_add_units(&low, hb, n);
 	}

@@ -24,7 +24,7 @@
 # by gen_corpus.py N --truth FILE, instead of a new one), SCALE_METHODS (of
 # simhash64,simhash128,shingle_simhash128), SCALE_MAX_VERIFY (verify and
 # cluster only below this many candidates per document; default 5).  It starts a
-# throwaway cluster on port 5496 (SCALE_PORT) (work_mem 1GB: the rows stay in memory).
+# throwaway cluster on port SCALE_PORT (default 5496; work_mem 1GB: the rows stay in memory).
 # Generated corpora live in a temporary directory, never in the repository.
 set -euo pipefail
 
