@@ -44,7 +44,8 @@ BEGIN
   END LOOP;
 END $$;
 
-CREATE TABLE docs (id int PRIMARY KEY, fp simhash);
+-- (no autovacuum on the tables whose merges are counted)
+CREATE TABLE docs (id int PRIMARY KEY, fp simhash) WITH (autovacuum_enabled = off);
 INSERT INTO docs SELECT i, random_simhash() FROM generate_series(1, 5000) i;
 -- 20 centers, each with two planted neighbours at every distance 0..16
 CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 20) j;
@@ -232,16 +233,36 @@ SELECT * FROM compare_nearest(50);
 VACUUM docs;
 SELECT * FROM compare_radius('after vacuum');
 SELECT * FROM compare_nearest(6000);
--- space that VACUUM frees in the tail (rows added since CREATE INDEX) is used
--- again: deleting them and inserting as many again does not grow the index
-SELECT pg_relation_size('docs_fp') AS size_before \gset
-SELECT count(*) AS tail_rows FROM docs WHERE id % 7 = 0 OR id % 13 = 0 OR id BETWEEN 200000 AND 900000 \gset
-DELETE FROM docs WHERE id % 7 = 0 OR id % 13 = 0 OR id BETWEEN 200000 AND 900000;
+-- space is used again: a merge (VACUUM merged the tail above) writes its
+-- tables on the pages that the merge before it replaced, once no snapshot
+-- can read them; so rounds of deleting 3,000 rows, inserting as many (more
+-- than the 4 pages of tail that VACUUM merges) and VACUUM do not grow the
+-- index after the first two
+SELECT merges AS merges_before FROM hamming_index_info('docs_fp') \gset
+SELECT 3000 AS churn_rows \gset
+CREATE FUNCTION pg_temp.churn(round int, n bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM docs WHERE id IN (SELECT id FROM docs WHERE fp IS NOT NULL ORDER BY id DESC LIMIT n);
+	INSERT INTO docs SELECT 300000 + round * 100000 + i, random_simhash() FROM generate_series(1, n) i;
+END $$;
+SELECT pg_temp.churn(1, :churn_rows);
 VACUUM docs;
-INSERT INTO docs SELECT 300000 + i, random_simhash() FROM generate_series(1, :tail_rows) i;
-SELECT pg_relation_size('docs_fp') <= :size_before AS space_reused;
-SELECT * FROM compare_radius('after refilling the tail');
--- rows of the probe tables that VACUUM removed leave tombstones until REINDEX
+SELECT pg_temp.churn(2, :churn_rows);
+VACUUM docs;
+SELECT pg_relation_size('docs_fp') AS size_after_two \gset
+SELECT pg_temp.churn(3, :churn_rows);
+VACUUM docs;
+SELECT pg_temp.churn(4, :churn_rows);
+VACUUM docs;
+SELECT pg_temp.churn(5, :churn_rows);
+VACUUM docs;
+SELECT pg_relation_size('docs_fp') <= :size_after_two AS space_reused,
+       merges - :merges_before AS merges, tail_entries, merge_in_progress
+FROM hamming_index_info('docs_fp');
+SELECT * FROM compare_radius('after rounds of deletes, inserts and merges');
+SELECT * FROM compare_nearest(200);
+-- rows of the probe tables that VACUUM removed leave tombstones until the
+-- next merge or REINDEX (too few rows were inserted since for VACUUM to merge)
 DELETE FROM docs WHERE id <= 4000;
 VACUUM docs;
 SELECT * FROM compare_radius('with tombstones');
@@ -454,6 +475,64 @@ FULL JOIN (SELECT o.id AS oid, x.id, x.d, row_number() OVER (PARTITION BY o.id O
            FROM outer_rows o, LATERAL (SELECT id, plain_distance(d.fp, o.fp) AS d FROM docs d
              WHERE plain_distance(d.fp, o.fp) <= 12 ORDER BY 2, ctid LIMIT 4) x) s USING (oid, r);
 RESET enable_indexscan; RESET enable_bitmapscan;
+
+-- merges without VACUUM: an index created on an empty table takes rows,
+-- and each insert that grows the tail over the index's tail_limit (64 kB
+-- here, 8 pages) merges it into new probe tables; every k and the whole
+-- nearest-first order stay exact, for centers with neighbours at every
+-- distance, through NULLs, deletes, VACUUM and hamming_merge_tail()
+CREATE TABLE live (id int, fp simhash) WITH (autovacuum_enabled = off);
+CREATE INDEX live_fp ON live USING hamming (fp) WITH (tail_limit = 64);
+SELECT probe_tables, table_entries, tail_pages, merges FROM hamming_index_info('live_fp');
+INSERT INTO live SELECT i, random_simhash() FROM generate_series(1, 20000) i;
+INSERT INTO live SELECT 100000 + j * 1000 + copy * 100 + d, flip_bits(c.fp, d)
+FROM centers c, generate_series(0, 16) d, generate_series(0, 1) copy;
+INSERT INTO live SELECT 900000 + i, NULL FROM generate_series(1, 5) i;
+SELECT probe_tables, merges >= 2 AS merged_by_inserts, tail_pages <= 8 AS tail_within_limit,
+       table_entries + tail_entries >= 20000 + 680 AS every_entry
+FROM hamming_index_info('live_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY(SELECT generate_series(0, 64))) x
+WHERE c.j <= 3 ORDER BY c.j;
+DELETE FROM live WHERE id % 5 = 0;
+UPDATE live SET fp = flip_bits(fp, 2) WHERE id % 7 = 0;
+INSERT INTO live SELECT 950000 + i, NULL FROM generate_series(1, 3) i;
+SELECT hamming_merge_tail('live_fp') AS merged_now;
+SELECT tail_pages, merge_in_progress FROM hamming_index_info('live_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY(SELECT generate_series(0, 64))) x
+WHERE c.j <= 3 ORDER BY c.j;
+VACUUM live;
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY(SELECT generate_series(0, 64))) x
+WHERE c.j <= 3 ORDER BY c.j;
+-- a count without conditions returns every row, NULLs too
+SET enable_seqscan = off;
+SELECT count(*) = (SELECT count(*) FROM live) AS every_row_counted FROM live;
+RESET enable_seqscan;
+-- what merges leave alone: an index without probe tables by its option,
+-- and entries that outgrow maintenance_work_mem (the tail stays, exact)
+CREATE INDEX live_fp_flat ON live USING hamming (fp) WITH (probe_tables = off);
+INSERT INTO live SELECT 960000 + i, random_simhash() FROM generate_series(1, 2000) i;
+SELECT hamming_merge_tail('live_fp_flat') AS flat_merged;
+SELECT probe_tables, merges FROM hamming_index_info('live_fp_flat');
+DROP INDEX live_fp_flat;
+ALTER INDEX live_fp SET (tail_limit = 100000);
+SET maintenance_work_mem = '1MB';
+INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 40000) i;
+SELECT hamming_merge_tail('live_fp') AS merged_over_budget;
+RESET maintenance_work_mem;
+SELECT tail_entries >= 40000 AS tail_kept FROM hamming_index_info('live_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
+WHERE c.j <= 2 ORDER BY c.j;
+SELECT hamming_merge_tail('live_fp') AS merged_within_budget;
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
+WHERE c.j <= 2 ORDER BY c.j;
+-- what hamming_merge_tail refuses, and a tail_limit below its minimum
+SELECT hamming_merge_tail('live');
+SELECT hamming_merge_tail('docs_pkey');
+CREATE TABLE live128 (fp simhash128);
+CREATE INDEX live128_fp ON live128 USING hamming (fp);
+SELECT hamming_merge_tail('live128_fp');
+SELECT probe_tables, merges FROM hamming_index_info('live128_fp');
+CREATE INDEX ON live USING hamming (fp) WITH (tail_limit = 32);
 
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);

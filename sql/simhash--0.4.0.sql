@@ -597,6 +597,21 @@ CREATE FUNCTION hamming_index_check(index regclass) RETURNS void
 COMMENT ON FUNCTION hamming_index_check(regclass) IS
 	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table';
 
+-- what a hamming index holds, and merging its tail now (both need no
+-- superuser: the information is the index's own; the merge checks that the
+-- caller owns the table, as VACUUM does)
+CREATE FUNCTION hamming_index_info(index regclass,
+	OUT probe_tables boolean, OUT table_entries bigint, OUT tail_pages bigint,
+	OUT tail_entries bigint, OUT merges bigint, OUT merge_in_progress boolean,
+	OUT replaced_pages_pending boolean, OUT index_pages bigint)
+	AS 'MODULE_PATHNAME', 'hamming_index_info' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION hamming_index_info(regclass) IS
+	'what a hamming index holds: whether it has probe tables, their entries (tombstones included), the tail (pages and entries that every scan reads), merges so far, whether a merge is in progress (or failed), whether the pages the last merge replaced still wait for older snapshots to end, and its size in pages';
+CREATE FUNCTION hamming_merge_tail(index regclass) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'hamming_merge_tail' LANGUAGE C STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION hamming_merge_tail(regclass) IS
+	'merges the tail of a hamming index of simhash into new probe tables now, as VACUUM does; true if it did; waits for a VACUUM of the table; needs to own the table';
+
 
 -- ---------------------------------------------------------------------------
 -- verified near-duplicates (shingle similarity)

@@ -3,39 +3,48 @@
  *	  The "hamming" index access method: strategy numbers, page layout,
  *	  metapage, scan state and the entry points of its files
  *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
- *	  hamming_vacuum.c, hamming_work.c, hamming_cost.c, hamming_validate.c,
+ *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
+ *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
  *	  hamming_utils.c, hamming128.c).
  *
- * The index has two parts.  The probe tables, written by CREATE INDEX and
- * REINDEX, hold every fingerprint of the table four times, each copy sorted
- * on a different 16-bit block of the fingerprint (multi-index hashing,
- * Norouzi et al. 2012): table 0 holds the fingerprints sorted as unsigned
- * numbers with their heap TIDs (packed pages, as below), tables 1..3 the
- * fingerprints rotated left by 16, 32 and 48 bits, sorted, without TIDs.  A
- * directory per table maps the top dir_bits bits of its sort key to the
- * first entry with that prefix.  A query "within k bits of q" is answered by
- * reading, in table j, the buckets within r_j bits of q's block j, where
- * sum(r_j + 1) >= k + 1 (a row within k bits is within r_j bits of q in some
- * block j); each row is taken from the first table where its block is
- * within r_j, so it is found once, and a fingerprint found in tables 1..3 is
- * looked up in table 0 for its TIDs.  The probe tables never change after
- * the build except that VACUUM clears the TIDs of dead entries of table 0
- * (tombstones, removed by the next REINDEX).  An index too large for
- * maintenance_work_mem at build time has no probe tables.
+ * The index has two parts.  The probe tables hold every fingerprint of the
+ * table four times, each copy sorted on a different 16-bit block of the
+ * fingerprint (multi-index hashing, Norouzi et al. 2012): table 0 holds the
+ * fingerprints sorted as unsigned numbers with their heap TIDs (packed
+ * pages, as below), tables 1..3 the fingerprints rotated left by 16, 32 and
+ * 48 bits, sorted, without TIDs.  A directory per table maps the top
+ * dir_bits bits of its sort key to the first entry with that prefix.  A
+ * query "within k bits of q" is answered by reading, in table j, the
+ * buckets within r_j bits of q's block j, where sum(r_j + 1) >= k + 1 (a
+ * row within k bits is within r_j bits of q in some block j); each row is
+ * taken from the first table where its block is within r_j, so it is found
+ * once, and a fingerprint found in tables 1..3 is looked up in table 0 for
+ * its TIDs.  CREATE INDEX writes the tables on consecutive blocks after the
+ * metapage; a merge (hamming_merge.c) writes new ones wherever it finds
+ * room, numbers their pages logically and lists each page's block in map
+ * pages, with table 0's NULL TIDs after it; every page of a merge's tables
+ * carries its generation.  Tables never change but for VACUUM clearing the
+ * TIDs of dead entries of table 0 (tombstones, gone at the next merge or
+ * REINDEX).  An index too large for maintenance_work_mem at build time has
+ * no probe tables (until a merge fits).
  *
  * Behind them (and in an index without them) is the tail: packed pages of
  * unordered entries.  Each page holds up to HAMMING_PAGE_CAPACITY entries as
  * two arrays, the 64-bit fingerprints first and their heap TIDs after, so
  * that reading it is a tight XOR-and-popcount loop.  Rows whose fingerprint
  * is NULL are kept on pages of their own (only their TIDs count there), so
- * that a scan without conditions returns every row.  Inserts append to the
- * current insert page of their kind, else to a tail page that VACUUM listed
- * in the metapage as at most half full, else to a new page; VACUUM removes
- * dead tail entries in place by moving the page's last entry into the hole.
- * Every change goes through generic WAL.
+ * that a scan without conditions returns every row.  The tail is the blocks
+ * from tail_start to the end, less those a merge in progress reserved, and
+ * the filled part of each range of pages that a merge freed.  Inserts
+ * append to the current insert page of their kind, else to a tail page that
+ * VACUUM listed in the metapage as at most half full, else to the next page
+ * of a freed range, else to a new page; VACUUM removes dead tail entries in
+ * place by moving the page's last entry into the hole, and merges the tail
+ * into new tables once it is large enough, as an insert does once the tail
+ * is over the index's tail_limit.  Every change goes through generic WAL.
  *
  * A radius scan ("fp <@ simhash_ball(q, k)", "fp % q", "fp = q") either
- * probes the tables and reads the tail, or reads every page (a pass), which
+ * probes the tables and reads the tail, or reads table 0 and the tail (a pass), which
  * ever hamming_work.c models cheaper; both are exact.  An ordering "ORDER BY
  * fp <-> q" is answered nearest first: by probes of widening radius while
  * they are cheaper than a pass, then by passes over the index, each
@@ -52,6 +61,7 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
@@ -71,7 +81,7 @@
 #define HAMMING_METAPAGE_BLKNO		0
 #define HAMMING_PAGE_ID				0xFF8A	/* identifies pages of this method */
 #define HAMMING_MAGIC				0x48414D31	/* "HAM1" */
-#define HAMMING_VERSION				2	/* 1: no probe tables */
+#define HAMMING_VERSION				3	/* 1: no probe tables; 2: tables where CREATE INDEX wrote them; 3: merged */
 
 /* page kinds (flags of HammingPageOpaqueData) */
 #define HAMMING_META				(1 << 0)
@@ -81,12 +91,14 @@
 #define HAMMING_KEYS				(1 << 4)	/* sort keys of probe table 1..3 */
 #define HAMMING_DIRECTORY			(1 << 5)	/* a probe table's directory */
 #define HAMMING_WIDE				(1 << 6)	/* with DATA or NULLS: an index of simhash128 (hamming128.c) */
+#define HAMMING_RETIRED				(1 << 7)	/* with DATA or NULLS: a tail page a merge consumed */
+#define HAMMING_MAP					(1 << 8)	/* a merged index's block map */
 
 typedef struct HammingPageOpaqueData
 {
 	uint16		flags;
 	uint16		nentries;
-	uint16		unused;
+	uint16		gen;			/* pages of probe tables and maps: the merge that wrote them (low bits) */
 	uint16		page_id;		/* HAMMING_PAGE_ID */
 } HammingPageOpaqueData;
 
@@ -102,10 +114,12 @@ typedef HammingPageOpaqueData *HammingPageOpaque;
 #define HAMMING_PAGE_CAPACITY		(HAMMING_PAGE_SPACE / (sizeof(uint64) + sizeof(ItemPointerData)))
 #define HAMMING_KEYS_CAPACITY		(HAMMING_PAGE_SPACE / sizeof(uint64))
 #define HAMMING_DIRECTORY_CAPACITY	(HAMMING_PAGE_SPACE / sizeof(uint32))
+#define HAMMING_MAP_CAPACITY		(HAMMING_PAGE_SPACE / sizeof(BlockNumber))
 
 #define HammingPageFingerprints(page)	((uint64 *) HammingPageContents(page))
 #define HammingPageKeys(page)			((uint64 *) HammingPageContents(page))
 #define HammingPageDirectory(page)		((uint32 *) HammingPageContents(page))
+#define HammingPageMap(page)			((BlockNumber *) HammingPageContents(page))
 #define HammingPageTids(page) \
 	((ItemPointerData *) (HammingPageContents(page) + HAMMING_PAGE_CAPACITY * sizeof(uint64)))
 
@@ -121,6 +135,25 @@ typedef HammingPageOpaqueData *HammingPageOpaque;
 #define HAMMING_BLOCK_BITS			16
 #define HAMMING_MAX_DIR_BITS		16
 #define HAMMING_BUCKET_ROWS			8	/* rows per directory bucket the build aims at */
+#define HAMMING_MAX_MAP_PAGES		256 /* a merged index's tables: up to 256 * 2040 pages */
+#define HAMMING_MAX_RANGES			16	/* tail ranges on pages that a merge freed */
+#define HAMMING_MAX_SEGMENTS		(4 * HAMMING_MAX_RANGES + 2)
+
+/*
+ * Blocks [start, end) of a merged index that hold tail pages up to fill
+ * (exclusive) and take the next new tail pages after it: pages that a
+ * merge replaced, once no snapshot can read them.
+ */
+typedef struct HammingRange
+{
+	BlockNumber start;
+	BlockNumber fill;
+	BlockNumber end;
+} HammingRange;
+
+/* VACUUM merges a tail of at least 4 pages, and 1/256 of the tables' entries */
+#define HAMMING_MERGE_MIN_PAGES		4
+#define HAMMING_MERGE_TABLE_SHARE	256
 
 typedef struct HammingMetaPageData
 {
@@ -136,6 +169,36 @@ typedef struct HammingMetaPageData
 	BlockNumber table_start[HAMMING_NTABLES];	/* first page of each table's entries */
 	BlockNumber dir_start[HAMMING_NTABLES]; /* first page of each table's directory */
 	BlockNumber tail_start;		/* first page after the probe tables */
+
+	/*
+	 * Merges (version 3; all zero in an index that was never merged).  The
+	 * tables of a merged index are numbered logically from 0 (table 0, the
+	 * NULL pages, then each directory and table 1..3), and its map pages
+	 * give each logical page's block.  A merge in progress has reserved the
+	 * blocks [hole_start, hole_end) for the new tables, outside the tail.
+	 */
+	uint32		gen;			/* the merge that wrote the tables */
+	uint32		next_gen;		/* the last merge that began */
+	uint32		merging;		/* a merge is (or was, if it failed) in progress */
+	BlockNumber hole_start;
+	BlockNumber hole_end;
+	uint32		null_pages;		/* logical pages of NULL TIDs after table 0 */
+	uint32		nmap;			/* map pages: 0 when the tables lie at their logical numbers */
+	BlockNumber map_page[HAMMING_MAX_MAP_PAGES];
+	/* what the last merge replaced, free once no snapshot can still read it */
+	uint32		retired;
+	FullTransactionId retired_xid;
+	uint32		retired_nmap;	/* the replaced tables' map pages, and their pages */
+	BlockNumber retired_map_page[HAMMING_MAX_MAP_PAGES];
+	BlockNumber retired_start;	/* or the replaced tables at blocks [start, end) */
+	BlockNumber retired_end;
+	uint32		nretired_ranges;	/* the consumed tail: blocks [start, fill) */
+	HammingRange retired_range[3 * HAMMING_MAX_RANGES + 1];
+	/* the tail besides [tail_start, end): ranges inserts fill, ranges a merge consumes */
+	uint32		nranges;
+	HammingRange range[HAMMING_MAX_RANGES];
+	uint32		nconsumed;
+	HammingRange consumed[3 * HAMMING_MAX_RANGES];
 } HammingMetaPageData;
 
 #define HammingPageGetMeta(page) ((HammingMetaPageData *) HammingPageContents(page))
@@ -150,26 +213,51 @@ hamming_page_is(Page page, uint16 kind)
 /*
  * index options: WITH (probe_tables = off) builds tail pages only;
  * WITH (max_distance = k) fixes the threshold of % in this index (the
- * radius of an exclusion constraint), -1 (unset) leaves it to the setting
+ * radius of an exclusion constraint), -1 (unset) leaves it to the setting;
+ * WITH (tail_limit = kB): an insert that makes the tail larger merges it
  */
+#define HAMMING_DEFAULT_TAIL_LIMIT	4096
 typedef struct HammingOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	bool		probe_tables;
 	int			max_distance;
+	int			tail_limit;		/* kB of tail at which an insert merges it */
 } HammingOptions;
 
-/* the probe tables of an index, as its metapage describes them */
+/*
+ * The probe tables of an index and its tail, as its metapage describes them
+ * when a scan starts (its view: a merge that ends later leaves what the
+ * view reads in place until no snapshot of that time is left).
+ */
 typedef struct HammingTables
 {
 	uint32		ntables;		/* 0: none */
 	uint32		dir_bits;
 	uint32		nsorted;
-	BlockNumber table_start[HAMMING_NTABLES];
+	BlockNumber table_start[HAMMING_NTABLES];	/* logical page numbers */
 	BlockNumber dir_start[HAMMING_NTABLES];
-	BlockNumber tail_start;		/* first page of the tail */
 	BlockNumber table0_pages;
+	BlockNumber pass_pages;		/* table 0 and the NULL pages after it */
+	uint16		gen;			/* the tables' pages carry it */
+	BlockNumber *map;			/* logical page -> block; NULL: the same number */
+	BlockNumber tail_start;		/* first page of the open end of the tail */
+	BlockNumber view_end;		/* the index's size when the view was taken */
+	/* the tail's pages: blocks [seg_start[i], seg_end[i]) */
+	int			nsegments;
+	BlockNumber seg_start[HAMMING_MAX_SEGMENTS];
+	BlockNumber seg_end[HAMMING_MAX_SEGMENTS];
 } HammingTables;
+
+/* a probe table's entry as a build or a merge collects it */
+typedef struct HammingEntry
+{
+	uint64		fp;
+	ItemPointerData tid;
+} HammingEntry;
+
+/* where hamming_write_tables() puts each page: returns its (logical) number */
+typedef BlockNumber (*HammingPageSink) (void *arg, Page page);
 
 /* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */
 typedef bool (*HammingProbeMatch) (void *arg, simhash fp, int distance);
@@ -197,6 +285,7 @@ typedef struct HammingScanOpaqueData
 	int			ntail;
 	int			next_tail;		/* the first not in a ring yet */
 	int			tail_covered;	/* every row of the tail within this is in tail */
+	int			tail_cap;		/* rows of the tail kept by its last read */
 	BlockNumber tail_pages;		/* the tail when read (a pass reads it again) */
 	double		tail_entries;
 
@@ -208,8 +297,7 @@ typedef struct HammingScanOpaqueData
 	int			batch_size;		/* ordered: entries per pass */
 
 	/* where the scan stands */
-	BlockNumber next_block;		/* unordered, or NULL rows of an ordered scan */
-	BlockNumber nblocks;		/* index size when that page-by-page scan began */
+	BlockNumber next_block;		/* unordered, or NULL rows of an ordered scan: a pass position */
 	bool		started;		/* counted in the statistics */
 	bool		done;			/* ordered: every fingerprint is in hits */
 	bool		nulls_phase;	/* ordered: every fingerprint returned, NULL rows now */
@@ -232,6 +320,7 @@ typedef HammingScanOpaqueData *HammingScanOpaque;
 extern void hamming_init_reloptions(void);
 extern bytea *hamming_options(Datum reloptions, bool validate);
 extern int	hamming_similar_radius(Relation index);
+extern int	hamming_tail_limit(Relation index);
 extern void hamming_init_page(Page page, uint16 kind);
 extern void hamming_init_metapage(Page page);
 extern Buffer hamming_new_buffer(Relation index);
@@ -239,8 +328,17 @@ extern void hamming_check_page(Relation index, Page page, BlockNumber blkno);
 extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
 								BufferAccessStrategy strategy);
 
-extern void hamming_read_tables(Relation index, HammingTables *tables);
-extern BlockNumber hamming_pass_next(const HammingTables *tables, BlockNumber blkno);
+extern void hamming_read_tables(Relation index, HammingTables *tables, bool with_map);
+extern void hamming_free_tables(HammingTables *tables);
+extern BlockNumber hamming_table_block(const HammingTables *tables, BlockNumber lblk);
+extern void hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
+									 BlockNumber blkno, uint16 kind);
+extern bool hamming_pass_block(const HammingTables *tables, BlockNumber pos, BlockNumber *blkno);
+extern BlockNumber hamming_tail_pages(const HammingTables *tables);
+extern int	hamming_tail_segments(const HammingMetaPageData *meta, BlockNumber end,
+								  BlockNumber *seg_start, BlockNumber *seg_end);
+extern void hamming_check_tail_page(Relation index, Page page, BlockNumber blkno);
+extern HammingMetaPageData *hamming_meta_for_write(Page page);
 extern void hamming_table_radii(int *radius, int k);
 extern void hamming_scan_init_orderbys(IndexScanDesc scan, int norderbys);
 extern void hamming_scan_set_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys);
@@ -253,13 +351,19 @@ extern bool hamming_probe(Relation index, const HammingTables *tables, simhash q
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
+extern void hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
+								 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
+extern Size hamming_table_pages(Size n, Size nnulls);
+
+/* hamming_merge.c */
+extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail);
 
 /* hamming_insert.c: append to a page if it takes the entry; append to a page with room */
 typedef bool (*HammingTryAppend) (Relation index, BlockNumber blkno, uint16 kind, const void *entry,
 								  ItemPointer tid);
 typedef void (*HammingAppend) (Page page, const void *entry, ItemPointer tid);
-extern void hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
-								 ItemPointer tid, HammingTryAppend try_append, HammingAppend append);
+extern BlockNumber hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
+										ItemPointer tid, HammingTryAppend try_append, HammingAppend append);
 extern bool hamming_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,

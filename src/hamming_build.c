@@ -24,13 +24,7 @@
 #define HAMMING_PHASE_WRITE		4
 
 /* memory per collected row: the entry, and the sort key of tables 1..3 */
-#define HAMMING_BUILD_ROW_BYTES	(sizeof(HammingBuildEntry) + sizeof(uint64))
-
-typedef struct HammingBuildEntry
-{
-	uint64		fp;
-	ItemPointerData tid;
-} HammingBuildEntry;
+#define HAMMING_BUILD_ROW_BYTES	(sizeof(HammingEntry) + sizeof(uint64))
 
 typedef struct HammingBuildState
 {
@@ -38,7 +32,7 @@ typedef struct HammingBuildState
 	/* collecting: entries for the probe tables, TIDs of NULL fingerprints */
 	bool		collecting;
 	Size		budget;			/* bytes of maintenance_work_mem */
-	HammingBuildEntry *entries;
+	HammingEntry *entries;
 	Size		nentries;
 	Size		maxentries;
 	ItemPointerData *nulls;
@@ -135,7 +129,7 @@ make_room(HammingBuildState *state, bool null)
 	if (null)
 		state->nulls = repalloc_huge(state->nulls, *max * sizeof(ItemPointerData));
 	else
-		state->entries = repalloc_huge(state->entries, *max * sizeof(HammingBuildEntry));
+		state->entries = repalloc_huge(state->entries, *max * sizeof(HammingEntry));
 	return true;
 }
 
@@ -163,8 +157,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 static int
 entry_cmp(const void *a, const void *b)
 {
-	const HammingBuildEntry *x = a;
-	const HammingBuildEntry *y = b;
+	const HammingEntry *x = a;
+	const HammingEntry *y = b;
 
 	if (x->fp != y->fp)
 		return x->fp < y->fp ? -1 : 1;
@@ -180,10 +174,46 @@ key_cmp(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
+static int
+dir_bits_for(Size n)
+{
+	int			dir_bits = 1;
+
+	while (dir_bits < HAMMING_MAX_DIR_BITS && ((Size) HAMMING_BUCKET_ROWS << dir_bits) < n)
+		dir_bits++;
+	return dir_bits;
+}
+
+/* pages of probe tables of n entries, with nnulls NULL TIDs after table 0 */
+Size
+hamming_table_pages(Size n, Size nnulls)
+{
+	Size		dir_pages = (((Size) 1 << dir_bits_for(n)) + 1 + HAMMING_DIRECTORY_CAPACITY - 1) /
+		HAMMING_DIRECTORY_CAPACITY;
+
+	return (n + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY +
+		(nnulls + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY +
+		(HAMMING_NTABLES - 1) * ((n + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY) +
+		HAMMING_NTABLES * dir_pages;
+}
+
+/* hand a full page to the sink, and begin the next of its kind */
+static BlockNumber
+sink_page(HammingPageSink sink, void *arg, Page page, uint16 kind, uint16 gen)
+{
+	BlockNumber blkno;
+
+	HammingPageGetOpaque(page)->gen = gen;
+	blkno = sink(arg, page);
+	CHECK_FOR_INTERRUPTS();
+	hamming_init_page(page, kind);
+	return blkno;
+}
+
 /* write the directory of n sorted keys (key(i) gives key i); returns its first page */
 static BlockNumber
-write_directory(Relation index, int dir_bits, Size n,
-				uint64 (*key) (const void *keys, Size i), const void *keys)
+write_directory(int dir_bits, Size n, uint64 (*key) (const void *keys, Size i), const void *keys,
+				uint16 gen, HammingPageSink sink, void *arg)
 {
 	PGAlignedBlock block;
 	Page		page = block.data;
@@ -203,11 +233,10 @@ write_directory(Relation index, int dir_bits, Size n,
 		HammingPageDirectory(page)[opaque->nentries++] = (uint32) i;
 		if (opaque->nentries == HAMMING_DIRECTORY_CAPACITY || bucket == nbuckets)
 		{
-			BlockNumber blkno = write_page(index, page);
+			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_DIRECTORY, gen);
 
 			if (first == InvalidBlockNumber)
 				first = blkno;
-			hamming_init_page(page, HAMMING_DIRECTORY);
 		}
 	}
 	return first;
@@ -216,7 +245,7 @@ write_directory(Relation index, int dir_bits, Size n,
 static uint64
 entry_key(const void *keys, Size i)
 {
-	return ((const HammingBuildEntry *) keys)[i].fp;
+	return ((const HammingEntry *) keys)[i].fp;
 }
 
 static uint64
@@ -225,28 +254,29 @@ plain_key(const void *keys, Size i)
 	return ((const uint64 *) keys)[i];
 }
 
-/* sort the collected entries four ways and write the probe tables */
-static void
-write_tables(HammingBuildState *state, HammingMetaPageData *meta)
+/*
+ * Sort n entries four ways and write them as the probe tables, through
+ * sink, in this order: table 0, the pages of nnulls NULL TIDs (a merge's;
+ * a build puts them in the tail), then each table's directory and tables
+ * 1..3, every page stamped with gen.  meta gets their description.
+ */
+void
+hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
+					 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
-	Relation	index = state->index;
-	Size		n = state->nentries;
-	int			dir_bits = 1;
+	int			dir_bits = dir_bits_for(n);
 	PGAlignedBlock block;
 	Page		page = block.data;
 	uint64	   *keys;
 	Size		i;
 	int			j;
 
-	while (dir_bits < HAMMING_MAX_DIR_BITS &&
-		   ((Size) HAMMING_BUCKET_ROWS << dir_bits) < n)
-		dir_bits++;
 	meta->ntables = HAMMING_NTABLES;
 	meta->dir_bits = dir_bits;
 	meta->nsorted = (uint32) n;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-	qsort(state->entries, n, sizeof(HammingBuildEntry), entry_cmp);
+	qsort(entries, n, sizeof(HammingEntry), entry_cmp);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 
 	/* table 0: fingerprints and TIDs */
@@ -256,19 +286,36 @@ write_tables(HammingBuildState *state, HammingMetaPageData *meta)
 	{
 		HammingPageOpaque opaque = HammingPageGetOpaque(page);
 
-		HammingPageFingerprints(page)[opaque->nentries] = state->entries[i].fp;
-		HammingPageTids(page)[opaque->nentries++] = state->entries[i].tid;
+		HammingPageFingerprints(page)[opaque->nentries] = entries[i].fp;
+		HammingPageTids(page)[opaque->nentries++] = entries[i].tid;
 		if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == n - 1)
 		{
-			BlockNumber blkno = write_page(index, page);
+			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_DATA | HAMMING_SORTED, gen);
 
-			CHECK_FOR_INTERRUPTS();
 			if (meta->table_start[0] == InvalidBlockNumber)
 				meta->table_start[0] = blkno;
-			hamming_init_page(page, HAMMING_DATA | HAMMING_SORTED);
 		}
 	}
-	meta->dir_start[0] = write_directory(index, dir_bits, n, entry_key, state->entries);
+
+	/* the NULL TIDs */
+	hamming_init_page(page, HAMMING_NULLS | HAMMING_SORTED);
+	meta->null_pages = 0;
+	for (i = 0; i < nnulls; i++)
+	{
+		HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+		HammingPageFingerprints(page)[opaque->nentries] = 0;
+		HammingPageTids(page)[opaque->nentries++] = nulls[i];
+		if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == nnulls - 1)
+		{
+			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_NULLS | HAMMING_SORTED, gen);
+
+			if (meta->table_start[0] == InvalidBlockNumber)
+				meta->table_start[0] = blkno;	/* a table 0 of no entries */
+			meta->null_pages++;
+		}
+	}
+	meta->dir_start[0] = write_directory(dir_bits, n, entry_key, entries, gen, sink, arg);
 
 	/* tables 1..3: the fingerprints rotated left by 16 j bits, sorted */
 	keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
@@ -277,7 +324,7 @@ write_tables(HammingBuildState *state, HammingMetaPageData *meta)
 		int			rotation = j * HAMMING_BLOCK_BITS;
 
 		for (i = 0; i < n; i++)
-			keys[i] = (state->entries[i].fp << rotation) | (state->entries[i].fp >> (64 - rotation));
+			keys[i] = (entries[i].fp << rotation) | (entries[i].fp >> (64 - rotation));
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
 		qsort(keys, n, sizeof(uint64), key_cmp);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
@@ -290,18 +337,22 @@ write_tables(HammingBuildState *state, HammingMetaPageData *meta)
 			HammingPageKeys(page)[opaque->nentries++] = keys[i];
 			if (opaque->nentries == HAMMING_KEYS_CAPACITY || i == n - 1)
 			{
-				BlockNumber blkno = write_page(index, page);
+				BlockNumber blkno = sink_page(sink, arg, page, HAMMING_KEYS, gen);
 
-				CHECK_FOR_INTERRUPTS();
 				if (meta->table_start[j] == InvalidBlockNumber)
 					meta->table_start[j] = blkno;
-				hamming_init_page(page, HAMMING_KEYS);
 			}
 		}
-		meta->dir_start[j] = write_directory(index, dir_bits, n, plain_key, keys);
+		meta->dir_start[j] = write_directory(dir_bits, n, plain_key, keys, gen, sink, arg);
 	}
 	pfree(keys);
-	meta->tail_start = RelationGetNumberOfBlocks(index);
+}
+
+/* the build's sink: behind the index's last page */
+static BlockNumber
+build_sink(void *arg, Page page)
+{
+	return write_page((Relation) arg, page);
 }
 
 IndexBuildResult *
@@ -330,7 +381,7 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		((HammingOptions *) index->rd_options)->probe_tables;
 	state->budget = (Size) maintenance_work_mem * 1024;
 	state->maxentries = 1024;
-	state->entries = palloc(state->maxentries * sizeof(HammingBuildEntry));
+	state->entries = palloc(state->maxentries * sizeof(HammingEntry));
 	state->maxnulls = 64;
 	state->nulls = palloc(state->maxnulls * sizeof(ItemPointerData));
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);
@@ -348,7 +399,10 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		Size		i;
 
 		if (state->nentries > 0)
-			write_tables(state, meta);
+		{
+			hamming_write_tables(state->entries, state->nentries, NULL, 0, 0, build_sink, index, meta);
+			meta->tail_start = RelationGetNumberOfBlocks(index);
+		}
 		for (i = 0; i < state->nnulls; i++)
 			stream_entry(state, HAMMING_TARGET_NULLS, 0, &state->nulls[i]);
 	}

@@ -6,9 +6,11 @@
  *	  - every page: the method's page id and an entry count within capacity;
  *	    the metapage's magic and version, its insert pages and free list
  *	    (tail pages of the right kind);
- *	  - the layout: table 0, the directories and tables 1..3 where the
- *	    metapage says, each page of the kind of its part, full but for the
- *	    last, then the tail (fingerprint and NULL pages, or new pages);
+ *	  - the layout: table 0 (and the NULL pages after it, in a merged
+ *	    index), the directories and tables 1..3 where the metapage (and
+ *	    the block map of a merged index) says, each page of the kind of its
+ *	    part and of the tables' merge, full but for the last, then the tail
+ *	    (fingerprint and NULL pages, or new pages);
  *	  - table 0 sorted on (fingerprint, heap TID), cleared TIDs (tombstones)
  *	    wholly invalid, tables 1..3 sorted and holding table 0's fingerprints
  *	    rotated (compared by an order-free hash of both), each directory
@@ -109,6 +111,9 @@ check_part_page(CheckState *cs, Buffer buffer, BlockNumber blkno, uint16 kind,
 
 	CHECK(cs->index, hamming_page_is(page, kind),
 		  "Block %u should be a page of %s.", blkno, part);
+	CHECK(cs->index, HammingPageGetOpaque(page)->gen == cs->tables.gen,
+		  "Block %u (%s) was written by merge %u, not by the tables' merge %u.", blkno, part,
+		  HammingPageGetOpaque(page)->gen, cs->tables.gen);
 	CHECK(cs->index, HammingPageGetOpaque(page)->nentries == Min(capacity, remaining),
 		  "Block %u (%s) holds %u entries, %zu expected.", blkno, part,
 		  HammingPageGetOpaque(page)->nentries, Min(capacity, remaining));
@@ -121,10 +126,11 @@ read_directory(CheckState *cs, int j)
 {
 	uint32		size = ((uint32) 1 << cs->tables.dir_bits) + 1;
 	uint32		i;
-	BlockNumber blkno = cs->tables.dir_start[j];
+	BlockNumber lblk = cs->tables.dir_start[j];
 
-	for (i = 0; i < size; blkno++)
+	for (i = 0; i < size; lblk++)
 	{
+		BlockNumber blkno = hamming_table_block(&cs->tables, lblk);
 		Buffer		buffer = check_read(cs, blkno);
 		Page		page = check_part_page(cs, buffer, blkno, HAMMING_DIRECTORY,
 										   HAMMING_DIRECTORY_CAPACITY, size - i, "a directory");
@@ -168,12 +174,13 @@ walk_key(CheckState *cs, int j, uint64 key, BlockNumber blkno)
 static void
 check_table0(CheckState *cs)
 {
-	BlockNumber blkno;
+	BlockNumber lblk;
 
 	read_directory(cs, 0);
 	cs->entry = 0;
-	for (blkno = cs->tables.table_start[0]; blkno < cs->tables.table_start[0] + cs->tables.table0_pages; blkno++)
+	for (lblk = cs->tables.table_start[0]; lblk < cs->tables.table_start[0] + cs->tables.table0_pages; lblk++)
 	{
+		BlockNumber blkno = hamming_table_block(&cs->tables, lblk);
 		Buffer		buffer = check_read(cs, blkno);
 		Page		page = check_part_page(cs, buffer, blkno, HAMMING_DATA | HAMMING_SORTED,
 										   HAMMING_PAGE_CAPACITY, cs->tables.nsorted - cs->entry,
@@ -209,16 +216,43 @@ check_table0(CheckState *cs)
 	}
 }
 
+/* the NULL TIDs after table 0 (in a merged index): full pages but the last, cleared TIDs wholly invalid */
+static void
+check_null_pages(CheckState *cs)
+{
+	BlockNumber pos;
+
+	for (pos = cs->tables.table0_pages; pos < cs->tables.pass_pages; pos++)
+	{
+		BlockNumber blkno = hamming_table_block(&cs->tables, cs->tables.table_start[0] + pos);
+		Buffer		buffer = check_read(cs, blkno);
+		Page		page = BufferGetPage(buffer);
+		int			i;
+
+		CHECK(cs->index, hamming_page_is(page, HAMMING_NULLS) && hamming_page_is(page, HAMMING_SORTED) &&
+			  HammingPageGetOpaque(page)->gen == cs->tables.gen,
+			  "Block %u should be a page of NULL TIDs of the tables' merge.", blkno);
+		CHECK(cs->index, pos + 1 == cs->tables.pass_pages ||
+			  HammingPageGetOpaque(page)->nentries == HAMMING_PAGE_CAPACITY,
+			  "Block %u (NULL TIDs) is not full, and not the last of them.", blkno);
+		for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+			if (ItemPointerIsValid(&HammingPageTids(page)[i]))
+				remember(cs, &HammingPageTids(page)[i], true, 0);
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
 /* table j of 1..3 and its directory */
 static void
 check_keys_table(CheckState *cs, int j)
 {
-	BlockNumber blkno = cs->tables.table_start[j];
+	BlockNumber lblk = cs->tables.table_start[j];
 
 	read_directory(cs, j);
 	cs->entry = 0;
 	while (cs->entry < cs->tables.nsorted)
 	{
+		BlockNumber blkno = hamming_table_block(&cs->tables, lblk);
 		Buffer		buffer = check_read(cs, blkno);
 		Page		page = check_part_page(cs, buffer, blkno, HAMMING_KEYS, HAMMING_KEYS_CAPACITY,
 										   cs->tables.nsorted - cs->entry, "a probe table");
@@ -228,36 +262,66 @@ check_keys_table(CheckState *cs, int j)
 		for (i = 0; i < n; i++)
 			walk_key(cs, j, HammingPageKeys(page)[i], blkno);
 		UnlockReleaseBuffer(buffer);
-		blkno++;
+		lblk++;
 	}
 	CHECK(cs->index, cs->hash[j] == cs->hash[0],
 		  "Probe table %d does not hold the fingerprints of probe table 0.", j);
 }
 
-/* the pages of the probe tables lie where the metapage says, in order, up to the tail */
+/*
+ * The pages of the probe tables lie where the metapage says, in order: up
+ * to the tail as CREATE INDEX writes them, or numbered from 0 through the
+ * map of a merged index (each mapped block below the tail, or in the
+ * blocks the merge reserved before it).
+ */
 static void
 check_layout(CheckState *cs)
 {
 	const HammingTables *t = &cs->tables;
 	Size		dir_pages = (((Size) 1 << t->dir_bits) + 1 + HAMMING_DIRECTORY_CAPACITY - 1) / HAMMING_DIRECTORY_CAPACITY;
 	Size		keys_pages = ((Size) t->nsorted + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY;
-	BlockNumber expected = HAMMING_METAPAGE_BLKNO + 1;
+	BlockNumber expected = t->map ? 0 : HAMMING_METAPAGE_BLKNO + 1;
 	int			j;
 
-	CHECK(cs->index, t->dir_bits >= 1 && t->dir_bits <= HAMMING_MAX_DIR_BITS && t->nsorted > 0,
+	CHECK(cs->index, t->dir_bits >= 1 && t->dir_bits <= HAMMING_MAX_DIR_BITS && (t->nsorted > 0 || t->map),
 		  "The metapage describes probe tables of %u entries with %u directory bits.", t->nsorted, t->dir_bits);
 	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
-		CHECK(cs->index, t->table_start[j] == expected,
-			  "Probe table %d starts at block %u, block %u expected.", j, t->table_start[j], expected);
-		expected += j == 0 ? t->table0_pages : keys_pages;
+		if (keys_pages > 0 || j == 0)
+			CHECK(cs->index, t->table_start[j] == expected || (j == 0 && t->pass_pages == 0),
+				  "Probe table %d starts at block %u, block %u expected.", j, t->table_start[j], expected);
+		expected += j == 0 ? t->pass_pages : keys_pages;
 		CHECK(cs->index, t->dir_start[j] == expected,
 			  "The directory of probe table %d starts at block %u, block %u expected.", j, t->dir_start[j], expected);
 		expected += dir_pages;
 	}
-	CHECK(cs->index, t->tail_start == expected && expected <= cs->nblocks,
-		  "The tail starts at block %u, block %u expected (the index has %u blocks).",
-		  t->tail_start, expected, cs->nblocks);
+	if (t->map)
+	{
+		BlockNumber lblk;
+
+		for (lblk = 0; lblk < expected; lblk++)
+			CHECK(cs->index, t->map[lblk] > HAMMING_METAPAGE_BLKNO && t->map[lblk] < t->tail_start,
+				  "The map gives block %u for page %u of the probe tables, outside blocks 1 to %u.",
+				  t->map[lblk], lblk, t->tail_start - 1);
+	}
+	else
+		CHECK(cs->index, t->tail_start == expected && expected <= cs->nblocks,
+			  "The tail starts at block %u, block %u expected (the index has %u blocks).",
+			  t->tail_start, expected, cs->nblocks);
+}
+
+/* is blkno in the tail that the metapage describes now? */
+static bool
+in_tail(Relation index, const HammingMetaPageData *meta, BlockNumber blkno)
+{
+	BlockNumber seg_start[HAMMING_MAX_SEGMENTS];
+	BlockNumber seg_end[HAMMING_MAX_SEGMENTS];
+	int			n = hamming_tail_segments(meta, RelationGetNumberOfBlocks(index), seg_start, seg_end);
+
+	while (n-- > 0)
+		if (blkno >= seg_start[n] && blkno < seg_end[n])
+			return true;
+	return false;
 }
 
 /* the metapage's insert pages and free list name tail pages */
@@ -270,13 +334,12 @@ check_metapage(CheckState *cs)
 	uint32		i;
 
 	for (target = 0; target < 2; target++)
-		CHECK(cs->index, meta->insert_page[target] == InvalidBlockNumber ||
-			  (meta->insert_page[target] >= cs->tables.tail_start && meta->insert_page[target] < cs->nblocks),
+		CHECK(cs->index, meta->insert_page[target] == InvalidBlockNumber || in_tail(cs->index, meta, meta->insert_page[target]),
 			  "The metapage's insert page %u is not a tail page.", meta->insert_page[target]);
 	CHECK(cs->index, meta->nfree <= HAMMING_MAX_FREE_PAGES,
 		  "The metapage lists %u free pages, at most %d expected.", meta->nfree, HAMMING_MAX_FREE_PAGES);
 	for (i = 0; i < meta->nfree; i++)
-		CHECK(cs->index, meta->free_page[i] >= cs->tables.tail_start && meta->free_page[i] < cs->nblocks,
+		CHECK(cs->index, in_tail(cs->index, meta, meta->free_page[i]),
 			  "The metapage's free page %u is not a tail page.", meta->free_page[i]);
 	UnlockReleaseBuffer(buffer);
 }
@@ -285,9 +348,10 @@ check_metapage(CheckState *cs)
 static void
 check_tail(CheckState *cs)
 {
+	BlockNumber pos;
 	BlockNumber blkno;
 
-	for (blkno = cs->tables.tail_start; blkno < cs->nblocks; blkno++)
+	for (pos = cs->tables.pass_pages; hamming_pass_block(&cs->tables, pos, &blkno); pos++)
 	{
 		Buffer		buffer = check_read(cs, blkno);
 		Page		page = BufferGetPage(buffer);
@@ -299,7 +363,7 @@ check_tail(CheckState *cs)
 			int			i;
 
 			CHECK(cs->index, (hamming_page_is(page, HAMMING_DATA) || nulls) &&
-				  !hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_META),
+				  !hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_META | HAMMING_MAP),
 				  "Block %u of the tail is not a page of fingerprints or NULLs.", blkno);
 			for (i = 0; i < n; i++)
 			{
@@ -388,7 +452,7 @@ hamming_index_check(PG_FUNCTION_ARGS)
 	cs.index = index;
 	cs.nblocks = RelationGetNumberOfBlocks(index);
 	CHECK(index, cs.nblocks > 0, "The index has no blocks; the metapage is missing.");
-	hamming_read_tables(index, &cs.tables);
+	hamming_read_tables(index, &cs.tables, true);
 	cs.filter = bloom_create((int64) cs.nblocks * HAMMING_PAGE_CAPACITY, maintenance_work_mem,
 							 pg_prng_uint64(&pg_global_prng_state));
 	if (cs.tables.ntables > 0)
@@ -396,12 +460,14 @@ hamming_index_check(PG_FUNCTION_ARGS)
 		check_layout(&cs);
 		cs.directory = palloc((((Size) 1 << cs.tables.dir_bits) + 1) * sizeof(uint32));
 		check_table0(&cs);
+		check_null_pages(&cs);
 		for (j = 1; j < HAMMING_NTABLES; j++)
 			check_keys_table(&cs, j);
 		pfree(cs.directory);
 	}
 	check_metapage(&cs);
 	check_tail(&cs);
+	hamming_free_tables(&cs.tables);
 
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = true;	/* MVCC snapshot, not SnapshotAny */

@@ -91,13 +91,12 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	Relation	rel;
 
 	rel = index_open(index->indexoid, NoLock);
-	hamming_read_tables(rel, &tables);
+	hamming_read_tables(rel, &tables, false);
 	index_close(rel, NoLock);
 	if (tables.ntables > 0)
 	{
-		/* a pass reads table 0 and the tail */
-		pages -= tables.tail_start - (tables.table_start[0] + tables.table0_pages);
-		pages = Max(pages, 1);
+		/* a pass reads table 0 (and its NULL pages) and the tail */
+		pages = Max(tables.pass_pages + hamming_tail_pages(&tables), 1);
 	}
 
 	sel = clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL);

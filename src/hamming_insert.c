@@ -3,13 +3,16 @@
  *	  Inserting into a "hamming" index: the entry is appended to the insert
  *	  page of its kind (fingerprint or NULL) in the tail; when that one is
  *	  full, the next page of the metapage's free list becomes the insert
- *	  page, or a new page when the list is empty.  The probe tables never
- *	  take new entries (REINDEX merges the tail into them).  Every change
- *	  goes through generic WAL.
+ *	  page, or the next page of a range that a merge freed, or a new page.  The probe tables never
+ *	  take new entries: a merge (hamming_merge.c) moves the tail into new
+ *	  ones, in VACUUM, or here when the tail outgrows the index's
+ *	  tail_limit; a page that a merge consumed while the insert meant to
+ *	  append to it is passed over.  Every change goes through generic WAL.
  */
 #include "hamming.h"
 
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 
 /* append to page (exclusively locked, registered for WAL) */
 static void
@@ -48,8 +51,8 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, const void *entry, It
 	bool		fits;
 	bool		empty;
 
-	if (hamming_page_is(page, HAMMING_SORTED))
-		empty = fits = false;	/* not a tail page (not expected) */
+	if (hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP | HAMMING_RETIRED))
+		empty = fits = false;	/* consumed by a merge that began since the metapage was read */
 	else
 	{
 		/* a new page: left by a crash after the index grew, listed by VACUUM */
@@ -74,12 +77,29 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, const void *entry, It
 }
 
 /*
+ * A page for the tail, exclusively locked: the next page of a range that a
+ * merge freed (the metapage, registered for WAL and locked, says which),
+ * else a new page at the end.
+ */
+static Buffer
+new_tail_buffer(Relation index, HammingMetaPageData *meta)
+{
+	uint32		r;
+
+	for (r = 0; meta->version >= 3 && r < meta->nranges; r++)
+		if (meta->range[r].fill < meta->range[r].end)
+			return ReadBufferExtended(index, MAIN_FORKNUM, meta->range[r].fill++, RBM_ZERO_AND_LOCK, NULL);
+	return hamming_new_buffer(index);
+}
+
+/*
  * Append an entry to the tail: to the insert page of its kind, else to the
  * next page of the metapage's free list, else to a new page.  try_append
  * appends to a page if it takes the entry, append to a new page; both for
- * the index's width (hamming128.c has its own).
+ * the index's width (hamming128.c has its own).  Returns the tail's pages
+ * (a merge's reserved blocks counted) when it added one, else 0.
  */
-void
+BlockNumber
 hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry, ItemPointer tid,
 					 HammingTryAppend try_append, HammingAppend append)
 {
@@ -94,7 +114,7 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 
 		CHECK_FOR_INTERRUPTS();
 		if (blkno != InvalidBlockNumber && try_append(index, blkno, kind, entry, tid))
-			return;
+			return 0;
 		/* the insert page is full: the next one, unless another backend was faster */
 		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
 		if (HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target] != blkno)
@@ -112,15 +132,24 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 			UnlockReleaseBuffer(metabuf);
 			continue;
 		}
-		buffer = hamming_new_buffer(index);
+		buffer = new_tail_buffer(index, meta);
 		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
 		hamming_init_page(page, kind);
 		append(page, entry, tid);
 		meta->insert_page[target] = BufferGetBlockNumber(buffer);
-		GenericXLogFinish(xlog);
-		UnlockReleaseBuffer(buffer);
-		UnlockReleaseBuffer(metabuf);
-		return;
+		{
+			BlockNumber seg_start[HAMMING_MAX_SEGMENTS];
+			BlockNumber seg_end[HAMMING_MAX_SEGMENTS];
+			int			n = hamming_tail_segments(meta, RelationGetNumberOfBlocks(index), seg_start, seg_end);
+			BlockNumber tail = 0;
+
+			while (n-- > 0)
+				tail += seg_end[n] - seg_start[n];
+			GenericXLogFinish(xlog);
+			UnlockReleaseBuffer(buffer);
+			UnlockReleaseBuffer(metabuf);
+			return tail;
+		}
 	}
 }
 
@@ -132,8 +161,17 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 			   IndexInfo *indexInfo)
 {
 	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
+	BlockNumber tail_pages;
 
-	hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
-						 isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid, try_append, page_append);
+	tail_pages = hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
+									  isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid,
+									  try_append, page_append);
+	/* a tail over the index's tail_limit: merged now, unless VACUUM or another merge is at work */
+	if ((double) tail_pages * (BLCKSZ / 1024) > hamming_tail_limit(index) &&
+		ConditionalLockRelation(heapRel, ShareUpdateExclusiveLock))
+	{
+		hamming_merge(index, NULL, false);
+		UnlockRelation(heapRel, ShareUpdateExclusiveLock);
+	}
 	return false;
 }

@@ -2,8 +2,8 @@
  * hamming_probe.c
  *	  Reading the probe tables of a "hamming" index (layout in hamming.h):
  *	  every row of the tables within k bits of a fingerprint, each once, with
- *	  its heap TID.  The tail pages behind the tables are the scan's business
- *	  (hamming_scan.c).
+ *	  its heap TID, through the block map of a merged index.  The tail pages
+ *	  behind the tables are the scan's business (hamming_scan.c).
  */
 #include "hamming.h"
 
@@ -45,27 +45,25 @@ block_distance(uint64 x, int j)
 }
 
 /*
- * Page blkno of a stream, pinned (the previous page of the stream is
- * released).  Pages of the probe tables do not change after the build, but
- * for the TIDs of table 0, which VACUUM may clear: table 0 is read under a
- * share lock (table0_fingerprint, emit_table0), the other pages without.
- * So the page's kind, which never changes, is checked without a lock.
+ * Logical page lblk of the tables in a stream, pinned (the previous page of
+ * the stream is released).  Pages of the probe tables do not change while
+ * a view can read them, but for the TIDs of table 0, which VACUUM may
+ * clear: table 0 is read under a share lock (table0_fingerprint,
+ * emit_table0), the other pages without.  So the page's kind and
+ * generation, which never change in that time, are checked without a lock.
  */
 static Page
-pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber blkno, uint16 kind)
+pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber lblk, uint16 kind)
 {
+	BlockNumber blkno = hamming_table_block(ps->tables, lblk);
+
 	if (pp->blkno != blkno)
 	{
 		if (BufferIsValid(pp->buffer))
 			ReleaseBuffer(pp->buffer);
 		pp->buffer = ReadBuffer(ps->index, blkno);
 		pp->blkno = blkno;
-		if (!hamming_page_is(BufferGetPage(pp->buffer), kind))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has no probe table page at block %u",
-							RelationGetRelationName(ps->index), blkno),
-					 errhint("Please REINDEX it.")));
+		hamming_check_table_page(ps->index, ps->tables, BufferGetPage(pp->buffer), blkno, kind);
 	}
 	return BufferGetPage(pp->buffer);
 }

@@ -134,7 +134,27 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 }
 
 /*
- * Read the next page of the index (from so->next_block) that has rows to
+ * Position pos of a pass over the view (hamming_pass_block), at blkno,
+ * share-locked and checked: a page of the view's tables, or of its tail.
+ */
+static Buffer
+lock_pass_page(IndexScanDesc scan, BlockNumber pos, BlockNumber blkno)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	Buffer		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
+	Page		page = BufferGetPage(buffer);
+
+	if (pos < so->tables.table0_pages)
+		hamming_check_table_page(scan->indexRelation, &so->tables, page, blkno, HAMMING_DATA);
+	else if (pos < so->tables.pass_pages)
+		hamming_check_table_page(scan->indexRelation, &so->tables, page, blkno, HAMMING_NULLS);
+	else
+		hamming_check_tail_page(scan->indexRelation, page, blkno);
+	return buffer;
+}
+
+/*
+ * Read the next page of the index (from pass position so->next_block) that has rows to
  * return into so->hits: data pages when want_data, pages of NULL
  * fingerprints when want_nulls (only for scans without conditions).
  * Returns false at the end of the index.
@@ -147,17 +167,18 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 	want_nulls &= so->nconds == 0;
 	if (!want_data && !want_nulls)
 		return false;
-	if (so->nblocks == InvalidBlockNumber)
-		so->nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
-	while (so->next_block < so->nblocks)
+	for (;;)
 	{
-		BlockNumber blkno = so->next_block;
+		BlockNumber pos = so->next_block;
+		BlockNumber blkno;
 		Buffer		buffer;
 		Page		page;
 
-		so->next_block = hamming_pass_next(&so->tables, blkno);
+		if (!hamming_pass_block(&so->tables, pos, &blkno))
+			break;
+		so->next_block = pos + 1;
 		CHECK_FOR_INTERRUPTS();
-		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
+		buffer = lock_pass_page(scan, pos, blkno);
 		page = BufferGetPage(buffer);
 		so->nhits = 0;
 		so->next_hit = 0;
@@ -167,13 +188,14 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 		{
 			int			i;
 
-			so->nhits = HammingPageGetOpaque(page)->nentries;
-			for (i = 0; i < so->nhits; i++)
+			for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
 			{
-				so->hits[i].tid = HammingPageTids(page)[i];
-				so->hits[i].distance = 0;
-				so->hits[i].slot = i;
-				so->hits[i].blkno = blkno;
+				if (!ItemPointerIsValid(&HammingPageTids(page)[i]))
+					continue;	/* cleared by VACUUM (a merged index's NULL pages) */
+				so->hits[so->nhits].tid = HammingPageTids(page)[i];
+				so->hits[so->nhits].distance = 0;
+				so->hits[so->nhits].slot = i;
+				so->hits[so->nhits++].blkno = blkno;
 			}
 		}
 		UnlockReleaseBuffer(buffer);
@@ -233,25 +255,25 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 }
 
 /*
- * Offer the data pages from block first to the end of the index to a heap
- * (offer_page), skipping the pages of tables 1..3 and the directories;
- * returns the heap's size, adds the entries read to *entries.
+ * Offer the data pages of a pass over the view, from position first to the
+ * end, to a heap (offer_page); returns the heap's size, adds the entries
+ * read to *entries.
  */
 static int
 offer_pages(IndexScanDesc scan, BlockNumber first, HammingHit *heap, int n, int cap,
 			const HammingHit *after, int *cutoff, double *entries)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(scan->indexRelation);
+	BlockNumber pos;
 	BlockNumber blkno;
 
-	for (blkno = first; blkno < nblocks; blkno = hamming_pass_next(&so->tables, blkno))
+	for (pos = first; hamming_pass_block(&so->tables, pos, &blkno); pos++)
 	{
 		Buffer		buffer;
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = hamming_lock_page(scan->indexRelation, blkno, BUFFER_LOCK_SHARE, NULL);
+		buffer = lock_pass_page(scan, pos, blkno);
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_DATA))
 		{
@@ -272,7 +294,7 @@ ordered_pass(IndexScanDesc scan)
 	double		entries = 0;
 	int			n;
 
-	n = offer_pages(scan, HAMMING_METAPAGE_BLKNO + 1, so->hits, 0, so->batch_size,
+	n = offer_pages(scan, 0, so->hits, 0, so->batch_size,
 					so->have_last ? &so->last : NULL, &cutoff, &entries);
 
 	qsort(so->hits, n, sizeof(HammingHit), hamming_hit_qsort_cmp);
@@ -375,10 +397,10 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	int			best = 0;
 	int			i;
 
-	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
-	so->nblocks = InvalidBlockNumber;
+	so->next_block = 0;
 	so->probing = false;
-	hamming_read_tables(scan->indexRelation, &so->tables);
+	hamming_free_tables(&so->tables);
+	hamming_read_tables(scan->indexRelation, &so->tables, true);
 	if (so->nconds == 0)
 		return;
 	for (i = 1; i < so->nconds; i++)
@@ -402,7 +424,7 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 			*ntids += c.ntids;
 		}
 		so->probing = true;
-		so->next_block = so->tables.tail_start;
+		so->next_block = so->tables.pass_pages;	/* the tail */
 	}
 }
 
@@ -432,14 +454,14 @@ read_tail(IndexScanDesc scan, int above, int limit)
 	int			cutoff = SIMHASH_BITS;
 
 	free_tail(so);
-	so->tail_pages = RelationGetNumberOfBlocks(scan->indexRelation) - so->tables.tail_start;
+	so->tail_pages = hamming_tail_pages(&so->tables);
 	so->tail_entries = 0;
 	cap = (int) Min((Size) limit, (Size) so->tail_pages * HAMMING_PAGE_CAPACITY);
 	so->tail = palloc(Max(cap, 1) * sizeof(HammingHit));
 	/* after every row at distance above (if any): a TID past every heap TID */
 	after.distance = Max(above, 0);
 	ItemPointerSet(&after.tid, InvalidBlockNumber, PG_UINT16_MAX);
-	so->ntail = offer_pages(scan, so->tables.tail_start, so->tail, 0, cap,
+	so->ntail = offer_pages(scan, so->tables.pass_pages, so->tail, 0, cap,
 							above >= 0 ? &after : NULL, &cutoff, &so->tail_entries);
 	/* a full heap may hold only some rows at its farthest distance */
 	so->tail_covered = so->ntail == cap && cap > 0 ? so->tail[0].distance - 1 : SIMHASH_BITS;
@@ -463,16 +485,18 @@ next_ring(IndexScanDesc scan)
 		return false;
 	if (so->ring == -1)
 	{
-		hamming_read_tables(scan->indexRelation, &so->tables);
+		hamming_free_tables(&so->tables);
+		hamming_read_tables(scan->indexRelation, &so->tables, true);
 		if (so->tables.ntables == 0)
 		{
 			so->rings_over = true;
 			return false;
 		}
 		/* until the tail is read: its size as its pages tell */
-		so->tail_pages = RelationGetNumberOfBlocks(scan->indexRelation) - so->tables.tail_start;
+		so->tail_pages = hamming_tail_pages(&so->tables);
 		so->tail_entries = (double) so->tail_pages * HAMMING_PAGE_CAPACITY;
 		so->tail_covered = -1;
+		so->tail_cap = 0;
 	}
 	for (;;)
 	{
@@ -482,12 +506,19 @@ next_ring(IndexScanDesc scan)
 		CHECK_FOR_INTERRUPTS();
 		if (!hamming_probe_pays(&so->tables, ring, so->tail_pages, so->tail_entries))
 			break;
-		if (ring > so->tail_covered)
+		/*
+		 * The tail's nearest rows, as many as a ring needs: a few first (a
+		 * LIMIT 10 needs no more), 8 times more at each read, up to half
+		 * of work_mem
+		 */
+		while (ring > so->tail_covered && so->tail_cap < hamming_hits_limit() / 2)
 		{
-			read_tail(scan, so->ring, hamming_hits_limit() / 2);
-			if (ring > so->tail_covered)
-				break;			/* the tail's rows of this ring outgrow work_mem */
+			so->tail_cap = so->tail_cap == 0 ? HAMMING_PAGE_CAPACITY :
+				(int) Min((Size) so->tail_cap * HAMMING_BATCH_GROWTH, (Size) hamming_hits_limit() / 2);
+			read_tail(scan, so->ring, so->tail_cap);
 		}
+		if (ring > so->tail_covered)
+			break;				/* the tail's rows of this ring outgrow work_mem */
 		collector_init(&c, so, so->ring, NULL);
 		c.limit -= so->ntail;
 		hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
@@ -644,8 +675,7 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	release_pin(so);
 	so->nhits = 0;
 	so->next_hit = 0;
-	so->next_block = HAMMING_METAPAGE_BLKNO + 1;
-	so->nblocks = InvalidBlockNumber;
+	so->next_block = 0;
 	so->started = false;
 	so->done = false;
 	so->nulls_phase = false;
@@ -752,8 +782,7 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 		{
 			/* every fingerprint returned: NULL fingerprints last */
 			so->nulls_phase = true;
-			so->next_block = HAMMING_METAPAGE_BLKNO + 1;
-			so->nblocks = InvalidBlockNumber;
+			so->next_block = 0;
 		}
 		else if (!next_ring(scan))
 			ordered_pass(scan);
@@ -791,6 +820,7 @@ hamming_end_scan(IndexScanDesc scan)
 
 	release_pin(so);
 	free_tail(so);
+	hamming_free_tables(&so->tables);
 	pfree(so->hits);
 	if (so->null_itup)
 		pfree(so->null_itup);

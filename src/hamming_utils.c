@@ -11,13 +11,14 @@
 
 #include "access/reloptions.h"
 #include "access/relscan.h"
+#include "utils/guc.h"
 #include "storage/lmgr.h"
 
 static relopt_kind hamming_relopt_kind;
 
 /*
- * The options probe_tables (on by default) and max_distance (unset),
- * registered when the library loads.  Changing max_distance does not check
+ * The options probe_tables (on by default), max_distance (unset) and
+ * tail_limit, registered when the library loads.  Changing max_distance does not check
  * the rows already indexed: REINDEX does, for an exclusion constraint.
  */
 void
@@ -30,6 +31,9 @@ hamming_init_reloptions(void)
 	add_int_reloption(hamming_relopt_kind, "max_distance",
 					  "The threshold of the % operator in this index, 0..64 (as in an exclusion constraint EXCLUDE USING hamming (fp WITH %)); unset (-1): the setting simhash.max_distance of the session",
 					  -1, -1, SIMHASH_BITS, AccessExclusiveLock);
+	add_int_reloption(hamming_relopt_kind, "tail_limit",
+					  "Size in kB of the tail (rows inserted since the probe tables were written) at which an insert merges it into new probe tables",
+					  HAMMING_DEFAULT_TAIL_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 }
 
 bytea *
@@ -37,7 +41,8 @@ hamming_options(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt options[] = {
 		{"probe_tables", RELOPT_TYPE_BOOL, offsetof(HammingOptions, probe_tables)},
-		{"max_distance", RELOPT_TYPE_INT, offsetof(HammingOptions, max_distance)}
+		{"max_distance", RELOPT_TYPE_INT, offsetof(HammingOptions, max_distance)},
+		{"tail_limit", RELOPT_TYPE_INT, offsetof(HammingOptions, tail_limit)}
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, hamming_relopt_kind,
@@ -57,6 +62,15 @@ hamming_similar_radius(Relation index)
 	if (options != NULL && options->max_distance >= 0)
 		return options->max_distance;
 	return simhash_max_distance_guc;
+}
+
+/* the tail_limit option of this index, kB */
+int
+hamming_tail_limit(Relation index)
+{
+	HammingOptions *options = (HammingOptions *) index->rd_options;
+
+	return options != NULL ? options->tail_limit : HAMMING_DEFAULT_TAIL_LIMIT;
 }
 
 void
@@ -128,7 +142,8 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 	}
 	flags = HammingPageGetOpaque(page)->flags;
 	capacity = (flags & HAMMING_KEYS) ? HAMMING_KEYS_CAPACITY :
-		(flags & HAMMING_DIRECTORY) ? HAMMING_DIRECTORY_CAPACITY : HAMMING_PAGE_CAPACITY;
+		(flags & HAMMING_DIRECTORY) ? HAMMING_DIRECTORY_CAPACITY :
+		(flags & HAMMING_MAP) ? HAMMING_MAP_CAPACITY : HAMMING_PAGE_CAPACITY;
 	if (HammingPageGetOpaque(page)->page_id != HAMMING_PAGE_ID ||
 		HammingPageGetOpaque(page)->nentries > capacity ||
 		(blkno == HAMMING_METAPAGE_BLKNO) != ((HammingPageGetOpaque(page)->flags & HAMMING_META) != 0) ||
@@ -138,6 +153,19 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 				 errmsg("index \"%s\" contains an unexpected page at block %u",
 						RelationGetRelationName(index), blkno),
 				 errhint("Please REINDEX it.")));
+	if (blkno == HAMMING_METAPAGE_BLKNO && HammingPageGetMeta(page)->version >= 3)
+	{
+		HammingMetaPageData *meta = HammingPageGetMeta(page);
+
+		if (meta->nmap > HAMMING_MAX_MAP_PAGES || meta->retired_nmap > HAMMING_MAX_MAP_PAGES ||
+			meta->nranges > HAMMING_MAX_RANGES || meta->nconsumed > lengthof(meta->consumed) ||
+			meta->nretired_ranges > lengthof(meta->retired_range) || meta->nfree > HAMMING_MAX_FREE_PAGES)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a corrupted metapage", RelationGetRelationName(index)),
+					 errdetail("It lists more map pages, ranges or free pages than a metapage holds."),
+					 errhint("Please REINDEX it.")));
+	}
 	if (blkno == HAMMING_METAPAGE_BLKNO &&
 		(HammingPageGetMeta(page)->version < 1 || HammingPageGetMeta(page)->version > HAMMING_VERSION))
 		ereport(ERROR,
@@ -159,14 +187,22 @@ hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrat
 	return buffer;
 }
 
-/* the probe tables as the metapage describes them */
+/*
+ * The probe tables and the tail as the metapage describes them now, with
+ * the block map of a merged index when with_map (a scan's view; the
+ * planner's estimates need no map).
+ */
 void
-hamming_read_tables(Relation index, HammingTables *tables)
+hamming_read_tables(Relation index, HammingTables *tables, bool with_map)
 {
 	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
+	BlockNumber map_page[HAMMING_MAX_MAP_PAGES];
+	uint32		nmap = 0;
+	uint32		i;
 
 	memset(tables, 0, sizeof(HammingTables));
+	tables->tail_start = HAMMING_METAPAGE_BLKNO + 1;
 	if (meta->version >= 2 && meta->ntables == HAMMING_NTABLES)
 	{
 		tables->ntables = meta->ntables;
@@ -177,21 +213,184 @@ hamming_read_tables(Relation index, HammingTables *tables)
 		tables->tail_start = meta->tail_start;
 		tables->table0_pages = (meta->nsorted + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY;
 	}
-	else
-		tables->tail_start = HAMMING_METAPAGE_BLKNO + 1;
+	if (meta->version >= 3)
+	{
+		tables->tail_start = meta->tail_start;
+		tables->gen = (uint16) meta->gen;
+		tables->pass_pages = meta->null_pages;
+		nmap = meta->nmap;
+		memcpy(map_page, meta->map_page, nmap * sizeof(BlockNumber));
+	}
+	tables->pass_pages += tables->table0_pages;
+	/* under the metapage's lock: a merge that begins later reserves blocks past these */
+	tables->view_end = RelationGetNumberOfBlocks(index);
+	tables->nsegments = hamming_tail_segments(meta, tables->view_end, tables->seg_start, tables->seg_end);
 	UnlockReleaseBuffer(metabuf);
+
+	if (with_map && nmap > 0)
+	{
+		tables->map = palloc((Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
+		for (i = 0; i < nmap; i++)
+		{
+			Buffer		buffer = hamming_lock_page(index, map_page[i], BUFFER_LOCK_SHARE, NULL);
+			Page		page = BufferGetPage(buffer);
+
+			hamming_check_table_page(index, tables, page, map_page[i], HAMMING_MAP);
+			memcpy(tables->map + (Size) i * HAMMING_MAP_CAPACITY, HammingPageMap(page),
+				   HammingPageGetOpaque(page)->nentries * sizeof(BlockNumber));
+			UnlockReleaseBuffer(buffer);
+		}
+	}
+}
+
+void
+hamming_free_tables(HammingTables *tables)
+{
+	if (tables->map)
+		pfree(tables->map);
+	tables->map = NULL;
+}
+
+/* the block of a logical page of the tables */
+BlockNumber
+hamming_table_block(const HammingTables *tables, BlockNumber lblk)
+{
+	return tables->map ? tables->map[lblk] : lblk;
 }
 
 /*
- * The page a pass reads after blkno: a pass reads the metapage's successors
- * but for the pages of probe tables 1..3 and the directories.
+ * A page of the view's tables should be of this kind and written by the
+ * view's merge.  Otherwise a later merge reused it, which a primary never
+ * does while a snapshot that could read it is left, but a standby's query
+ * may outlive the primary's snapshots.
  */
-BlockNumber
-hamming_pass_next(const HammingTables *tables, BlockNumber blkno)
+void
+hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
+						 BlockNumber blkno, uint16 kind)
 {
-	if (tables->ntables > 0 && blkno + 1 == tables->table_start[0] + tables->table0_pages)
-		return tables->tail_start;
-	return blkno + 1;
+	if (!hamming_page_is(page, kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has no probe table page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("Please REINDEX it.")));
+	if (HammingPageGetOpaque(page)->gen != tables->gen)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("index \"%s\" was merged while this scan read it",
+						RelationGetRelationName(index)),
+				 errdetail("Block %u of the probe tables was reused by a later merge.", blkno),
+				 errhint("Retry the statement. On a standby, hot_standby_feedback = on prevents this.")));
+}
+
+/*
+ * A page of the view's tail holds fingerprints or NULLs (maybe consumed by
+ * a merge that began after the view), or is new; else it was reused.
+ */
+void
+hamming_check_tail_page(Relation index, Page page, BlockNumber blkno)
+{
+	if (!PageIsNew(page) && !hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
+		elog(ERROR, "unexpected page at block %u of index \"%s\"", blkno, RelationGetRelationName(index));
+	if (!PageIsNew(page) &&
+		hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("index \"%s\" was merged while this scan read it",
+						RelationGetRelationName(index)),
+				 errdetail("Block %u of the tail was reused by a later merge.", blkno),
+				 errhint("Retry the statement. On a standby, hot_standby_feedback = on prevents this.")));
+}
+
+/*
+ * The tail as the metapage describes it, in an index of end blocks: the
+ * ranges a merge in progress consumes, the ranges inserts fill, and the
+ * open end from tail_start but for the blocks a merge reserved.  Returns
+ * the number of segments [seg_start[i], seg_end[i]).
+ */
+int
+hamming_tail_segments(const HammingMetaPageData *meta, BlockNumber end,
+					  BlockNumber *seg_start, BlockNumber *seg_end)
+{
+	int			n = 0;
+	uint32		i;
+
+#define ADD_SEGMENT(s, e) \
+	do { \
+		if ((s) < (e)) \
+		{ \
+			seg_start[n] = (s); \
+			seg_end[n++] = (e); \
+		} \
+	} while (0)
+
+	if (meta->version >= 3)
+	{
+		for (i = 0; i < meta->nconsumed; i++)
+			ADD_SEGMENT(meta->consumed[i].start, meta->consumed[i].fill);
+		for (i = 0; i < meta->nranges; i++)
+			ADD_SEGMENT(meta->range[i].start, meta->range[i].fill);
+		if (meta->merging)
+		{
+			ADD_SEGMENT(meta->tail_start, Min(meta->hole_start, end));
+			ADD_SEGMENT(meta->hole_end, end);
+			return n;
+		}
+	}
+	ADD_SEGMENT(meta->tail_start, end);
+	return n;
+#undef ADD_SEGMENT
+}
+
+/*
+ * A pass reads table 0, the NULL pages after it, then the tail's segments:
+ * position pos of a pass is at *blkno, false past the end.
+ */
+bool
+hamming_pass_block(const HammingTables *tables, BlockNumber pos, BlockNumber *blkno)
+{
+	int			i;
+
+	if (pos < tables->pass_pages)
+	{
+		*blkno = hamming_table_block(tables, tables->table_start[0] + pos);
+		return true;
+	}
+	pos -= tables->pass_pages;
+	for (i = 0; i < tables->nsegments; i++)
+	{
+		BlockNumber len = tables->seg_end[i] - tables->seg_start[i];
+
+		if (pos < len)
+		{
+			*blkno = tables->seg_start[i] + pos;
+			return true;
+		}
+		pos -= len;
+	}
+	return false;
+}
+
+/* pages of the view's tail */
+BlockNumber
+hamming_tail_pages(const HammingTables *tables)
+{
+	BlockNumber n = 0;
+	int			i;
+
+	for (i = 0; i < tables->nsegments; i++)
+		n += tables->seg_end[i] - tables->seg_start[i];
+	return n;
+}
+
+/* the metapage of page, to be changed: its whole structure counts as used */
+HammingMetaPageData *
+hamming_meta_for_write(Page page)
+{
+	HammingMetaPageData *meta = HammingPageGetMeta(page);
+
+	((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
+	return meta;
 }
 
 /*

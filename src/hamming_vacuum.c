@@ -2,11 +2,12 @@
  * hamming_vacuum.c
  *	  VACUUM of a "hamming" index: dead entries of tail pages are removed in
  *	  place (the page's last entry fills each hole), dead entries of probe
- *	  table 0 lose their TID (its order must stay), and the cleanup lists the
+ *	  table 0 and its NULL pages lose their TID (its order must stay), in
+ *	  every page that holds TIDs, also those that a merge replaced but scans
+ *	  of its time may still read.  The cleanup merges the tail into new
+ *	  probe tables when it has grown enough (hamming_merge.c), then lists the
  *	  tail pages that are at most half full (or new, left by a crash while
- *	  the index grew) in the metapage, for inserts to fill again.  Only
- *	  table 0 and the tail are read: tables 1..3 and the directories hold no
- *	  TIDs.
+ *	  the index grew) in the metapage, for inserts to fill again.
  *
  *	  Entries are removed from a page under a cleanup lock: no other backend
  *	  holds a pin on it.  A scan that must not see the heap tuple of a TID
@@ -54,14 +55,13 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Relation	index = info->index;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber blkno;
-	HammingTables tables;
 	bool		dead[HAMMING_PAGE_CAPACITY];
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
-	hamming_read_tables(index, &tables);
-	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno = hamming_pass_next(&tables, blkno))
+	/* every page: those a merge replaced too, which scans of its time still read */
+	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buffer;
 		Page		page;
@@ -126,7 +126,7 @@ IndexBulkDeleteResult *
 hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
-	BlockNumber nblocks;
+	BlockNumber pos;
 	BlockNumber blkno;
 	BlockNumber free_page[HAMMING_MAX_FREE_PAGES];
 	int			nfree = 0;
@@ -140,11 +140,13 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
+	/* the tail into new probe tables, when it has grown enough */
+	hamming_merge(index, info->strategy, false);
+
 	/* count the entries, and list the tail pages at most half full, or new */
-	hamming_read_tables(index, &tables);
-	nblocks = RelationGetNumberOfBlocks(index);
+	hamming_read_tables(index, &tables, true);
 	stats->num_index_tuples = 0;
-	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < nblocks; blkno = hamming_pass_next(&tables, blkno))
+	for (pos = 0; hamming_pass_block(&tables, pos, &blkno); pos++)
 	{
 		Buffer		buffer;
 		Page		page;
@@ -152,14 +154,17 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		hamming_vacuum_delay();
 		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_SHARE, info->strategy);
 		page = BufferGetPage(buffer);
-		if (hamming_page_is(page, HAMMING_SORTED))
+		if (pos < tables.pass_pages)
 		{
 			int			n = HammingPageGetOpaque(page)->nentries;
 
+			hamming_check_table_page(index, &tables, page, blkno, HAMMING_DATA | HAMMING_NULLS);
 			for (i = 0; i < n; i++)
 				stats->num_index_tuples += ItemPointerIsValid(&HammingPageTids(page)[i]);
 		}
-		else if (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) || PageIsNew(page))
+		else if (PageIsNew(page) ||
+				 (hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
+				  !hamming_page_is(page, HAMMING_RETIRED)))
 		{
 			int			n = PageIsNew(page) ? 0 : HammingPageGetOpaque(page)->nentries;
 
@@ -169,7 +174,8 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		}
 		UnlockReleaseBuffer(buffer);
 	}
-	stats->num_pages = nblocks;
+	stats->num_pages = RelationGetNumberOfBlocks(index);
+	hamming_free_tables(&tables);
 	stats->estimated_count = false;
 
 	/*

@@ -1,6 +1,7 @@
 # Eight clients insert, update, delete, vacuum and query a table with every
 # index method of the extension for about 20 seconds: no client gets an
 # error, and afterwards each index answers exactly as a sequential scan.
+# One hamming index has its tail merged by inserts (and VACUUM) meanwhile.
 # An index method is one line of @indexes: its name, its index definition,
 # and the kinds of query it serves (radius: fp <~> q <= k; knn: ORDER BY
 # fp <~> q; equal: fp = q).
@@ -17,6 +18,8 @@ my @indexes = (
 	[ 'gin',  'USING gin (fp)',  qw(radius equal) ],
 	[ 'gist', 'USING gist (fp)', qw(knn equal) ],
 	[ 'hamming', 'USING hamming (fp)', qw(radius knn equal) ],
+	# its tail merged by inserts every 8 pages, while the others insert and read
+	[ 'merging', 'USING hamming (fp) WITH (tail_limit = 64)', qw(radius knn equal) ],
 );
 my $seconds = $ENV{SIMHASH_CONCURRENCY_SECONDS} // 20;
 
@@ -115,6 +118,10 @@ for my $index (@indexes)
 
 is($node->safe_psql('postgres', q{SELECT hamming_index_check('docs_hamming')::text}), '',
 	'hamming_index_check passes after the concurrent load');
+is($node->safe_psql('postgres', q{SELECT hamming_index_check('docs_merging')::text}), '',
+	'hamming_index_check passes on the index merged during the load');
+my $merges = $node->safe_psql('postgres', q{SELECT merges FROM hamming_index_info('docs_merging')});
+ok($merges >= 2, "the load merged the tail: $merges merges");
 
 $node->stop;
 done_testing();

@@ -1,8 +1,10 @@
 # The hamming index access method across crashes and a promotion, with
 # wal_consistency_checking = all on the primary: every WAL record of the
 # method (build, inserts into the tail, VACUUM's tombstones and removals,
-# the free list, REINDEX, the init fork of an unlogged index) is replayed on
-# the standby and its pages compared with the primary's.  An unlogged
+# the free list, merges of the tail, REINDEX, the init fork of an unlogged
+# index) is replayed on the standby and its pages compared with the
+# primary's.  A merge cancelled half-way, or cut by a crash, leaves an exact
+# index, and the next merge completes.  An unlogged
 # table's index works after an immediate stop and after the standby's
 # promotion; a new (all-zero) page that a crash leaves at the end of an
 # index is listed by VACUUM and filled by inserts.
@@ -10,6 +12,7 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
@@ -40,6 +43,66 @@ $primary->safe_psql('postgres', 'REINDEX INDEX docs_fp');
 $primary->wait_for_catchup($standby);
 index_answers_exact($primary, 'docs', 'primary');
 index_answers_exact($standby, 'docs', 'standby under wal_consistency_checking');
+
+# merges (VACUUM merged the tail above): by inserts that grow the tail
+# over tail_limit, by hamming_merge_tail(), by VACUUM again, each writing
+# on the pages the one before replaced; replayed on the standby, whose
+# answers stay exact
+$primary->safe_psql('postgres', q{
+	ALTER INDEX docs_fp SET (tail_limit = 64);
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 6000);
+	INSERT INTO docs (fp) SELECT flip_bits(c.fp, d) FROM centers c, generate_series(0, 12) d;
+	INSERT INTO docs (fp) SELECT NULL FROM generate_series(1, 3);
+	DELETE FROM docs WHERE id % 11 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM docs');
+$primary->safe_psql('postgres', q{
+	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 300);
+	SELECT hamming_merge_tail('docs_fp');
+	UPDATE docs SET fp = flip_bits(fp, 1) WHERE id % 13 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM docs');
+ok($primary->safe_psql('postgres', q{SELECT merges FROM hamming_index_info('docs_fp')}) >= 3,
+	'inserts, hamming_merge_tail and VACUUM merged the tail');
+$primary->wait_for_catchup($standby);
+index_answers_exact($standby, 'docs', 'standby after merges');
+
+# a merge cancelled half-way leaves the metapage saying so; the index stays
+# exact, and the next merge completes it
+$primary->safe_psql('postgres', q{
+	CREATE TABLE big (id bigserial, fp simhash);
+	INSERT INTO big (fp) SELECT random_simhash() FROM generate_series(1, 200000);
+	CREATE INDEX big_fp ON big USING hamming (fp) WITH (tail_limit = 1000000);
+	INSERT INTO big (fp) SELECT fp FROM docs;
+	INSERT INTO big (fp) SELECT random_simhash() FROM generate_series(1, 30000);
+});
+my ($ret, $stdout, $stderr) = $primary->psql('postgres',
+	q{SET statement_timeout = '100ms'; SELECT hamming_merge_tail('big_fp')});
+like($stderr, qr/canceling statement due to statement timeout/, 'a merge cancelled by a timeout');
+note('after the cancel: ' . $primary->safe_psql('postgres', q{SELECT merge_in_progress FROM hamming_index_info('big_fp')}));
+index_answers_exact($primary, 'big', 'after a cancelled merge');
+$primary->safe_psql('postgres', q{INSERT INTO big (fp) SELECT random_simhash() FROM generate_series(1, 3000)});
+is($primary->safe_psql('postgres', q{SELECT hamming_merge_tail('big_fp')}), 't', 'the next merge completes');
+is($primary->safe_psql('postgres', q{SELECT tail_pages || ' ' || merge_in_progress FROM hamming_index_info('big_fp')}),
+	'0 false', 'no tail and no merge in progress after it');
+index_answers_exact($primary, 'big', 'after the merge that followed a cancelled one');
+
+# a merge cut by an immediate stop: recovery replays what it wrote, the
+# index stays exact, and the next merge completes it
+$primary->safe_psql('postgres', q{INSERT INTO big (fp) SELECT random_simhash() FROM generate_series(1, 30000)});
+my $merge = IPC::Run::start(['psql', '-X', '-d', $primary->connstr('postgres'), '-c',
+	q{SELECT hamming_merge_tail('big_fp')}], '>', \my $merge_out, '2>', \my $merge_err);
+$primary->poll_query_until('postgres',
+	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE 'SELECT hamming_merge_tail%' AND state = 'active'});
+$primary->stop('immediate');
+$merge->finish;
+$primary->start;
+note('after the crash: ' . $primary->safe_psql('postgres', q{SELECT merge_in_progress FROM hamming_index_info('big_fp')}));
+index_answers_exact($primary, 'big', 'after a merge cut by a crash');
+$primary->safe_psql('postgres', q{INSERT INTO big (fp) SELECT random_simhash() FROM generate_series(1, 3000)});
+is($primary->safe_psql('postgres', q{SELECT hamming_merge_tail('big_fp')}), 't', 'a merge after the crash completes');
+index_answers_exact($primary, 'big', 'after the merge that followed the crash');
+$primary->safe_psql('postgres', 'DROP TABLE big');
 
 # an immediate stop (no checkpoint since the index was built) empties the
 # unlogged table; its index works afterwards

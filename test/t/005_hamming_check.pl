@@ -63,10 +63,10 @@ my @damage = (
 		my $at = ($t->{blocks} - 1) * $BLCKSZ + $NENTRIES;
 		write_at($fh, $at, pack('S', unpack('S', read_at($fh, $at, 2)) - 1));
 	}, qr/has no entry in the index/ ],
-	[ 'version', 'a metapage of version 3', sub {
+	[ 'version', 'a metapage of version 4', sub {
 		my ($fh) = @_;
-		write_at($fh, $HEADER + 4, pack('L', 3));
-	}, qr/has version 3, which this version of simhash does not read/ ],
+		write_at($fh, $HEADER + 4, pack('L', 4));
+	}, qr/has version 4, which this version of simhash does not read/ ],
 	[ 'zero_meta', 'an all-zero metapage', sub {
 		my ($fh) = @_;
 		write_at($fh, 0, "\0" x $BLCKSZ);
@@ -96,7 +96,7 @@ for my $d (@damage)
 	$node->safe_psql('postgres', "CREATE INDEX $name ON docs USING hamming (fp)");
 	$files{$name} = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$name')");
 }
-# the tail, behind the probe tables
+# the tail, behind the probe tables (too small for VACUUM to merge it)
 $node->safe_psql('postgres', q{
 	INSERT INTO docs (fp) SELECT random_simhash() FROM generate_series(1, 700);
 	DELETE FROM docs WHERE id % 10 = 0;
@@ -134,9 +134,9 @@ for my $d (@damage)
 # scans and inserts reject the damaged metapages too
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
 	"SELECT count(*) FROM docs WHERE fp = '0123456789abcdef'");
-like($stderr, qr/index "docs_(version" has version 3|zero_meta" has no metapage)/, 'planning a scan rejects a damaged metapage');
+like($stderr, qr/index "docs_(version" has version 4|zero_meta" has no metapage)/, 'planning a scan rejects a damaged metapage');
 ($ret, $stdout, $stderr) = $node->psql('postgres', "INSERT INTO docs (fp) VALUES ('0123456789abcdef')");
-like($stderr, qr/index "docs_version" has version 3/, 'an insert rejects a metapage of version 3');
+like($stderr, qr/index "docs_version" has version 4/, 'an insert rejects a metapage of version 4');
 $node->safe_psql('postgres', 'DROP INDEX docs_version');
 ($ret, $stdout, $stderr) = $node->psql('postgres', "INSERT INTO docs (fp) VALUES ('0123456789abcdef')");
 like($stderr, qr/index "docs_zero_meta" has no metapage/, 'an insert rejects an all-zero metapage');

@@ -9,12 +9,13 @@ use Test::More;
 use Exporter 'import';
 our @EXPORT = qw(primary_and_standby simhash_test_sql index_settings index_answers_exact);
 
-# a started primary (allows streaming, 40 connections) and its started standby
+# a started primary (allows streaming, 40 connections, WAL kept for a
+# standby that falls behind) and its started standby
 sub primary_and_standby
 {
 	my $primary = PostgreSQL::Test::Cluster->new('primary');
 	$primary->init(allows_streaming => 1);
-	$primary->append_conf('postgresql.conf', "max_connections = 40\n");
+	$primary->append_conf('postgresql.conf', "max_connections = 40\nwal_keep_size = '2GB'\n");
 	$primary->start;
 	$primary->backup('backup');
 	my $standby = PostgreSQL::Test::Cluster->new('standby');

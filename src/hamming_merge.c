@@ -1,0 +1,670 @@
+/*
+ * hamming_merge.c
+ *	  Merging the tail of a "hamming" index into its probe tables, without
+ *	  REINDEX, while inserts and scans go on.
+ *
+ *	  A merge writes new probe tables holding table 0's live entries, the
+ *	  tail's and every NULL TID, on free pages of the index and on blocks it
+ *	  reserves at the end, and then points the metapage at them.  In steps:
+ *
+ *	  1. Under the metapage's exclusive lock (and the extension lock, taken
+ *	     in that order, as inserts do), it reserves the blocks the new
+ *	     tables may need beyond the free pages it took, records them in the
+ *	     metapage as a hole that is not tail, and empties the insert pages
+ *	     and the free list: from then on inserts go to new pages behind the
+ *	     hole, which will be the new tail.
+ *	  2. It consumes the tail up to the hole: each page, under its exclusive
+ *	     lock, is read and marked retired, so that an insert that still
+ *	     meant to append to it goes elsewhere.  Retired pages keep their
+ *	     entries: a scan that read the metapage before the end still reads
+ *	     them, with the tables of its time.
+ *	  3. It writes the new tables, stamped with a new generation number, and
+ *	     the block map that gives each of their pages' places.
+ *	  4. Under the metapage's exclusive lock it publishes the new tables and
+ *	     the tail behind the hole, and records what they replace (the old
+ *	     tables and the consumed pages) with the next transaction ID.
+ *
+ *	  Those pages are reused, through the free space map, by a later merge,
+ *	  once no snapshot that could have read the old metapage is left (as
+ *	  nbtree recycles deleted pages); a scan checks the generation of every
+ *	  table page it reads, so that a standby's query that outlived the
+ *	  primary's snapshots fails instead of reading a reused page.  Every
+ *	  change goes through generic WAL.  A merge that fails (cancelled, out of
+ *	  memory, a crash) leaves the metapage saying so: the tail it had begun
+ *	  to consume stays the tail, and the next merge turns the hole into
+ *	  empty retired pages first.  A merge runs under the table's
+ *	  ShareUpdateExclusiveLock, as VACUUM does, so that it is not concurrent
+ *	  with another merge nor with a bulk delete: in VACUUM's cleanup, in an
+ *	  insert that finds the tail over tail_limit (when it gets the lock at
+ *	  once), or in hamming_merge_tail().
+ */
+#include "hamming.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xlog.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "postmaster/autovacuum.h"
+#include "storage/freespace.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/acl.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+
+/* an autovacuum worker, whose memory is autovacuum_work_mem (17 renamed the test) */
+#if PG_VERSION_NUM >= 170000
+#define in_autovacuum()	AmAutoVacuumWorkerProcess()
+#else
+#define in_autovacuum()	IsAutoVacuumWorkerProcess()
+#endif
+
+/* memory per entry while merging: the entry, and a sort key of tables 1..3 */
+#define HAMMING_MERGE_ROW_BYTES	(sizeof(HammingEntry) + sizeof(uint64))
+
+typedef struct MergeState
+{
+	Relation	index;
+	BufferAccessStrategy strategy;
+	uint16		gen;
+	/* the blocks the new pages go to: free pages taken, then the reserved ones */
+	BlockNumber *blocks;
+	Size		nblocks;
+	Size		used;
+	/* the new tables' block of each logical page */
+	BlockNumber *map;
+	/* collected */
+	HammingEntry *entries;
+	Size		nentries;
+	Size		maxentries;
+	ItemPointerData *nulls;
+	Size		nnulls;
+	Size		maxnulls;
+} MergeState;
+
+/* write page as block blkno, whole, through generic WAL */
+static void
+put_page(MergeState *ms, BlockNumber blkno, Page page)
+{
+	Buffer		buffer = ReadBufferExtended(ms->index, MAIN_FORKNUM, blkno, RBM_ZERO_AND_LOCK, ms->strategy);
+	GenericXLogState *xlog = GenericXLogStart(ms->index);
+
+	memcpy(GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE), page, BLCKSZ);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buffer);
+}
+
+/* the sink of hamming_write_tables(): the next block, numbered logically */
+static BlockNumber
+merge_sink(void *arg, Page page)
+{
+	MergeState *ms = (MergeState *) arg;
+
+	if (ms->used >= ms->nblocks)
+		elog(ERROR, "hamming merge of index \"%s\" ran out of reserved blocks",
+			 RelationGetRelationName(ms->index));
+	ms->map[ms->used] = ms->blocks[ms->used];
+	put_page(ms, ms->blocks[ms->used], page);
+	return (BlockNumber) ms->used++;
+}
+
+static void
+collect(MergeState *ms, uint64 fp, ItemPointer tid, bool isnull)
+{
+	if (isnull)
+	{
+		if (ms->nnulls >= ms->maxnulls)
+		{
+			ms->maxnulls *= 2;
+			ms->nulls = repalloc_huge(ms->nulls, ms->maxnulls * sizeof(ItemPointerData));
+		}
+		ms->nulls[ms->nnulls++] = *tid;
+		return;
+	}
+	if (ms->nentries >= ms->maxentries)
+	{
+		ms->maxentries *= 2;
+		ms->entries = repalloc_huge(ms->entries, ms->maxentries * sizeof(HammingEntry));
+	}
+	ms->entries[ms->nentries].fp = fp;
+	ms->entries[ms->nentries++].tid = *tid;
+}
+
+/* free the pages of a map page's list, and the map page */
+static void
+free_mapped(Relation index, BlockNumber map_blkno)
+{
+	Buffer		buffer = hamming_lock_page(index, map_blkno, BUFFER_LOCK_SHARE, NULL);
+	Page		page = BufferGetPage(buffer);
+	int			i;
+
+	if (hamming_page_is(page, HAMMING_MAP))
+		for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+			RecordFreeIndexPage(index, HammingPageMap(page)[i]);
+	UnlockReleaseBuffer(buffer);
+	RecordFreeIndexPage(index, map_blkno);
+}
+
+/*
+ * What the last merge replaced, once no snapshot can read it: the pages of
+ * the tables go to the free space map, for the next merge's tables; the
+ * consumed tail's ranges become ranges that inserts fill (as many as the
+ * metapage lists, the others go to the free space map too).  False while a
+ * snapshot may still read them.
+ */
+static bool
+recycle_retired(Relation index)
+{
+	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
+	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
+	HammingMetaPageData *old;
+	GenericXLogState *xlog;
+	BlockNumber blkno;
+	Relation	heap;
+	bool		removable;
+	uint32		i;
+
+	if (meta->version < 3 || !meta->retired)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return true;
+	}
+	/* the horizon of the table's database: only its backends can scan the index */
+	heap = RelationIdGetRelation(index->rd_index->indrelid);
+	removable = GlobalVisCheckRemovableFullXid(heap, meta->retired_xid);
+	RelationClose(heap);
+	if (!removable)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return false;
+	}
+	old = palloc(sizeof(HammingMetaPageData));
+	memcpy(old, meta, sizeof(HammingMetaPageData));
+	UnlockReleaseBuffer(metabuf);
+
+	for (blkno = old->retired_start; blkno < old->retired_end; blkno++)
+		RecordFreeIndexPage(index, blkno);
+	for (i = 0; i < old->retired_nmap; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		free_mapped(index, old->retired_map_page[i]);
+	}
+
+	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
+	xlog = GenericXLogStart(index);
+	meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+	for (i = 0; i < meta->nretired_ranges; i++)
+	{
+		HammingRange *r = &meta->retired_range[i];
+
+		if (meta->nranges < HAMMING_MAX_RANGES)
+		{
+			meta->range[meta->nranges].start = r->start;
+			meta->range[meta->nranges].fill = r->start;
+			meta->range[meta->nranges++].end = r->fill;
+		}
+		else
+			for (blkno = r->start; blkno < r->fill; blkno++)
+				RecordFreeIndexPage(index, blkno);
+	}
+	meta->nretired_ranges = 0;
+	meta->retired = 0;
+	meta->retired_nmap = 0;
+	meta->retired_start = meta->retired_end = 0;
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+	IndexFreeSpaceMapVacuum(index);
+	pfree(old);
+	return true;
+}
+
+/* a tail page consumed, or a failed merge's reserved block: empty and retired */
+static void
+retire_empty(MergeState *ms, BlockNumber blkno)
+{
+	PGAlignedBlock block;
+
+	hamming_init_page(block.data, HAMMING_DATA | HAMMING_RETIRED);
+	put_page(ms, blkno, block.data);
+}
+
+/*
+ * A merge that failed left its hole: its blocks become empty retired pages
+ * of the tail (no scan reads a hole, nor the map of tables never
+ * published), and the metapage forgets it.
+ */
+static void
+close_failed_merge(MergeState *ms)
+{
+	Buffer		metabuf = hamming_lock_page(ms->index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
+	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
+	BlockNumber start = meta->hole_start;
+	BlockNumber end = meta->hole_end;
+	bool		failed = meta->version >= 3 && meta->merging;
+	GenericXLogState *xlog;
+	BlockNumber blkno;
+
+	UnlockReleaseBuffer(metabuf);
+	if (!failed)
+		return;
+	for (blkno = start; blkno < end; blkno++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		retire_empty(ms, blkno);
+	}
+	metabuf = hamming_lock_page(ms->index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
+	xlog = GenericXLogStart(ms->index);
+	meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+	meta->merging = 0;
+	meta->hole_start = meta->hole_end = 0;
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/* is blkno in one of n ranges [start, end)? */
+static bool
+in_ranges(const HammingRange *r, uint32 n, BlockNumber blkno)
+{
+	uint32		i;
+
+	for (i = 0; i < n; i++)
+		if (blkno >= r[i].start && blkno < r[i].end)
+			return true;
+	return false;
+}
+
+/*
+ * May a free page that the free space map gives be written?  Only what a
+ * recycled merge left is, but the map is not crash-safe: a page of the
+ * current tables or tail, or of a range of the tail, never is.
+ */
+static bool
+reusable(MergeState *ms, BlockNumber blkno, const HammingMetaPageData *meta)
+{
+	Buffer		buffer;
+	Page		page;
+	bool		ok;
+
+	if (blkno == HAMMING_METAPAGE_BLKNO || blkno >= meta->tail_start ||
+		in_ranges(meta->range, meta->nranges, blkno) ||
+		in_ranges(meta->consumed, meta->nconsumed, blkno))
+		return false;
+	buffer = ReadBufferExtended(ms->index, MAIN_FORKNUM, blkno, RBM_NORMAL, ms->strategy);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	if (PageIsNew(page))
+		ok = true;
+	else if (HammingPageGetOpaque(page)->page_id != HAMMING_PAGE_ID)
+		ok = false;
+	else if (hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP))
+		ok = HammingPageGetOpaque(page)->gen != (uint16) meta->gen;
+	else
+		ok = hamming_page_is(page, HAMMING_RETIRED);
+	UnlockReleaseBuffer(buffer);
+	return ok;
+}
+
+/* collect the live entries of the current tables: table 0 and its NULL pages */
+static void
+collect_tables(MergeState *ms, const HammingTables *tables)
+{
+	BlockNumber pos;
+
+	for (pos = 0; pos < tables->pass_pages; pos++)
+	{
+		BlockNumber blkno = hamming_table_block(tables, tables->table_start[0] + pos);
+		Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
+		Page		page = BufferGetPage(buffer);
+		bool		nulls = pos >= tables->table0_pages;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		hamming_check_table_page(ms->index, tables, page, blkno, nulls ? HAMMING_NULLS : HAMMING_DATA);
+		for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+			if (ItemPointerIsValid(&HammingPageTids(page)[i]))
+				collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/*
+ * Consume tail page blkno: its entries collected, the page retired (a page
+ * that a failed merge retired is read again: its entries are in no table).
+ */
+static void
+consume(MergeState *ms, BlockNumber blkno)
+{
+	Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_EXCLUSIVE, ms->strategy);
+	Page		page = BufferGetPage(buffer);
+	GenericXLogState *xlog;
+	int			i;
+
+	if (PageIsNew(page))
+	{
+		/* left by a crash while the index grew: inserts must not take it now */
+		UnlockReleaseBuffer(buffer);
+		retire_empty(ms, blkno);
+		return;
+	}
+	hamming_check_tail_page(ms->index, page, blkno);
+	for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+		collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i],
+				hamming_page_is(page, HAMMING_NULLS));
+	if (!hamming_page_is(page, HAMMING_RETIRED))
+	{
+		xlog = GenericXLogStart(ms->index);
+		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+		HammingPageGetOpaque(page)->flags |= HAMMING_RETIRED;
+		GenericXLogFinish(xlog);
+	}
+	UnlockReleaseBuffer(buffer);
+}
+
+/* write the map of the new tables (logical pages 0..nlogical-1) on blocks after them */
+static uint32
+write_map(MergeState *ms, Size nlogical, BlockNumber *map_page)
+{
+	PGAlignedBlock block;
+	Page		page = block.data;
+	uint32		nmap = 0;
+	Size		i;
+
+	for (i = 0; i < nlogical; i += HAMMING_MAP_CAPACITY)
+	{
+		Size		n = Min(nlogical - i, HAMMING_MAP_CAPACITY);
+
+		if (ms->used >= ms->nblocks)
+			elog(ERROR, "hamming merge of index \"%s\" ran out of reserved blocks",
+				 RelationGetRelationName(ms->index));
+		hamming_init_page(page, HAMMING_MAP);
+		HammingPageGetOpaque(page)->gen = ms->gen;
+		HammingPageGetOpaque(page)->nentries = n;
+		memcpy(HammingPageMap(page), ms->map + i, n * sizeof(BlockNumber));
+		map_page[nmap++] = ms->blocks[ms->used];
+		put_page(ms, ms->blocks[ms->used++], page);
+	}
+	return nmap;
+}
+
+/* blocks that new tables of what `pages` pages of table 0, NULLs and tail hold may need, with their map */
+static Size
+merge_pages(Size pages)
+{
+	Size		n = pages * HAMMING_PAGE_CAPACITY;
+	Size		need = hamming_table_pages(n, 0) + 1;	/* NULLs take pages fingerprints do not */
+
+	return need + (need + HAMMING_MAP_CAPACITY - 1) / HAMMING_MAP_CAPACITY;
+}
+
+/*
+ * Merge the tail of index into new probe tables, if the tail is worth it
+ * (any_tail: if there is one) and maintenance_work_mem holds the entries.
+ * True when it did.  The caller holds a ShareUpdateExclusiveLock on the
+ * table (as VACUUM does): merges are not concurrent with each other nor
+ * with a bulk delete.
+ */
+bool
+hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
+{
+	HammingOptions *options = (HammingOptions *) index->rd_options;
+	MergeState	ms;
+	HammingTables tables;
+	HammingMetaPageData *meta;
+	HammingMetaPageData *fresh;
+	Buffer		metabuf;
+	GenericXLogState *xlog;
+	HammingRange consumed[3 * HAMMING_MAX_RANGES + 1];
+	uint32		nconsumed;
+	Size		tail_pages;
+	Size		consume_pages;
+	Size		budget;
+	Size		need;
+	Size		nfree;
+	BlockNumber reserved;
+	BlockNumber blkno;
+	bool		was_mapped;
+	uint32		r;
+	Size		i;
+
+	if (options != NULL && !options->probe_tables)
+		return false;
+	if (!recycle_retired(index))
+		return false;			/* the last merge's pages may still be read */
+
+	memset(&ms, 0, sizeof(ms));
+	ms.index = index;
+	ms.strategy = strategy;
+	close_failed_merge(&ms);
+
+	/* worth it? the tail against the tables, in entries at most */
+	hamming_read_tables(index, &tables, true);
+	tail_pages = hamming_tail_pages(&tables);
+	if (any_tail ? tail_pages == 0 :
+		tail_pages < HAMMING_MERGE_MIN_PAGES ||
+		(double) tail_pages * HAMMING_PAGE_CAPACITY < (double) tables.nsorted / HAMMING_MERGE_TABLE_SHARE)
+	{
+		hamming_free_tables(&tables);
+		return false;
+	}
+	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
+					 autovacuum_work_mem : maintenance_work_mem) * 1024;
+
+	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
+	meta = palloc(sizeof(HammingMetaPageData));
+	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
+	memcpy(meta, HammingPageGetMeta(BufferGetPage(metabuf)), sizeof(HammingMetaPageData));
+	UnlockReleaseBuffer(metabuf);
+	ms.gen = (uint16) (meta->next_gen + 1);
+	need = merge_pages(tables.pass_pages + tail_pages);
+	ms.blocks = palloc_extended(need * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+	nfree = 0;
+	while (nfree < need)
+	{
+		BlockNumber free_blkno = GetFreeIndexPage(index);
+
+		CHECK_FOR_INTERRUPTS();
+		if (free_blkno == InvalidBlockNumber)
+			break;
+		if (reusable(&ms, free_blkno, meta))
+			ms.blocks[nfree++] = free_blkno;
+	}
+
+	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
+	memcpy(meta, HammingPageGetMeta(BufferGetPage(metabuf)), sizeof(HammingMetaPageData));
+	LockRelationForExtension(index, ExclusiveLock);
+	/* what is consumed: ranges a failed merge began, the filled part of each range, the open end */
+	nconsumed = meta->version >= 3 ? meta->nconsumed : 0;
+	memcpy(consumed, meta->consumed, nconsumed * sizeof(HammingRange));
+	for (r = 0; meta->version >= 3 && r < meta->nranges; r++)
+		if (meta->range[r].fill > meta->range[r].start && nconsumed < lengthof(consumed) - 1)
+		{
+			consumed[nconsumed] = meta->range[r];
+			consumed[nconsumed++].end = meta->range[r].fill;
+		}
+	consumed[nconsumed].start = meta->tail_start;
+	consumed[nconsumed].end = consumed[nconsumed].fill = RelationGetNumberOfBlocks(index);
+	consume_pages = 0;
+	for (r = 0; r <= nconsumed; r++)
+		consume_pages += consumed[r].fill - consumed[r].start;
+	need = merge_pages(tables.pass_pages + consume_pages);
+	if ((tables.pass_pages + consume_pages) * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES > budget ||
+		need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
+		nconsumed > 3 * HAMMING_MAX_RANGES - 1)
+	{
+		UnlockRelationForExtension(index, ExclusiveLock);
+		UnlockReleaseBuffer(metabuf);
+		for (i = 0; i < nfree; i++)
+			RecordFreeIndexPage(index, ms.blocks[i]);
+		ereport(DEBUG1,
+				(errmsg("hamming index \"%s\" is not merged: its %zu pages of entries need more than %zu kB",
+						RelationGetRelationName(index), (Size) (tables.pass_pages + consume_pages), budget / 1024)));
+		hamming_free_tables(&tables);
+		pfree(ms.blocks);
+		pfree(meta);
+		return false;
+	}
+	if (need > nfree)
+		ms.blocks = repalloc_huge(ms.blocks, need * sizeof(BlockNumber));
+	for (i = nfree; i < need; i++)
+	{
+		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+
+		ms.blocks[i] = BufferGetBlockNumber(buffer);
+		ReleaseBuffer(buffer);
+	}
+	ms.nblocks = Max(need, nfree);
+	reserved = RelationGetNumberOfBlocks(index);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	xlog = GenericXLogStart(index);
+	meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+	meta->version = HAMMING_VERSION;
+	meta->next_gen = ms.gen;
+	meta->merging = 1;
+	meta->hole_start = consumed[nconsumed].fill;
+	meta->hole_end = reserved;
+	/* the ranges' filled parts are consumed: what is left of each takes the next inserts */
+	meta->nconsumed = nconsumed;
+	memcpy(meta->consumed, consumed, nconsumed * sizeof(HammingRange));
+	for (r = 0, i = 0; r < meta->nranges; r++)
+	{
+		HammingRange left = meta->range[r];
+
+		left.start = left.fill;
+		if (left.start < left.end)
+			meta->range[i++] = left;
+	}
+	meta->nranges = i;
+	meta->insert_page[HAMMING_TARGET_DATA] = InvalidBlockNumber;
+	meta->insert_page[HAMMING_TARGET_NULLS] = InvalidBlockNumber;
+	meta->nfree = 0;
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+	ms.map = palloc_extended(ms.nblocks * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+
+	/* 2. the entries: table 0's live ones, then the consumed tail's */
+	ms.maxentries = Max((tables.pass_pages + consume_pages) * HAMMING_PAGE_CAPACITY, 1024);
+	ms.entries = palloc_extended(ms.maxentries * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
+	ms.maxnulls = 64;
+	ms.nulls = palloc(ms.maxnulls * sizeof(ItemPointerData));
+	collect_tables(&ms, &tables);
+	for (r = 0; r <= nconsumed; r++)
+		for (blkno = consumed[r].start; blkno < consumed[r].fill; blkno++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			hamming_vacuum_delay();
+			consume(&ms, blkno);
+		}
+
+	/* 3. the new tables and their map */
+	fresh = palloc0(sizeof(HammingMetaPageData));
+	hamming_write_tables(ms.entries, ms.nentries, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms, fresh);
+	fresh->nmap = write_map(&ms, ms.used, fresh->map_page);
+
+	/* 4. publish, and say what is replaced */
+	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
+	xlog = GenericXLogStart(index);
+	meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+	was_mapped = meta->nmap > 0;
+	meta->retired = 1;
+	meta->retired_xid = ReadNextFullTransactionId();
+	meta->retired_nmap = meta->nmap;
+	memcpy(meta->retired_map_page, meta->map_page, meta->nmap * sizeof(BlockNumber));
+	/* the tables CREATE INDEX wrote lie before its tail */
+	meta->retired_start = was_mapped ? 0 : HAMMING_METAPAGE_BLKNO + 1;
+	meta->retired_end = was_mapped ? 0 : consumed[nconsumed].start;
+	meta->nretired_ranges = nconsumed + 1;
+	memcpy(meta->retired_range, consumed, (nconsumed + 1) * sizeof(HammingRange));
+	meta->nconsumed = 0;
+	meta->ntables = HAMMING_NTABLES;
+	meta->dir_bits = fresh->dir_bits;
+	meta->nsorted = fresh->nsorted;
+	memcpy(meta->table_start, fresh->table_start, sizeof(meta->table_start));
+	memcpy(meta->dir_start, fresh->dir_start, sizeof(meta->dir_start));
+	meta->null_pages = fresh->null_pages;
+	meta->nmap = fresh->nmap;
+	memcpy(meta->map_page, fresh->map_page, fresh->nmap * sizeof(BlockNumber));
+	meta->gen = ms.gen;
+	meta->tail_start = reserved;
+	meta->merging = 0;
+	meta->hole_start = meta->hole_end = 0;
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+
+	/* blocks taken but not written: no view reads them */
+	for (i = ms.used; i < ms.nblocks; i++)
+		RecordFreeIndexPage(index, ms.blocks[i]);
+	IndexFreeSpaceMapVacuum(index);
+
+	hamming_free_tables(&tables);
+	pfree(fresh);
+	pfree(ms.blocks);
+	pfree(ms.map);
+	pfree(ms.entries);
+	pfree(ms.nulls);
+	return true;
+}
+
+/*
+ * hamming_merge_tail(index regclass) returns boolean: merge the tail of a
+ * hamming index of simhash now (as VACUUM would, but for a tail of any
+ * size), waiting for a VACUUM of its table to end.  False when there was
+ * nothing to merge, the index has no probe tables by its options, the last
+ * merge's pages may still be read by a snapshot, or the entries outgrow
+ * maintenance_work_mem.  Needs to own the table, like VACUUM.
+ */
+PG_FUNCTION_INFO_V1(hamming_merge_tail);
+
+Datum
+hamming_merge_tail(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	heap = NULL;
+	Relation	index;
+	bool		merged;
+
+	/* the table first, as every other user of both locks them */
+	if (OidIsValid(heapoid))
+		heap = table_open(heapoid, ShareUpdateExclusiveLock);
+	index = index_open(indexoid, RowExclusiveLock);
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate ||
+		heap == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
+	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen != sizeof(simhash))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot merge index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("A hamming index of simhash128 has no probe tables.")));
+#if PG_VERSION_NUM >= 160000
+	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
+#else
+	if (!pg_class_ownercheck(heapoid, GetUserId()))
+#endif
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(heap));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot merge temporary tables of other sessions")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("Hamming indexes cannot be merged during recovery.")));
+	if (!index->rd_index->indisvalid || !index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot merge index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("The index is not valid, or still being built.")));
+
+	merged = hamming_merge(index, NULL, true);
+	index_close(index, RowExclusiveLock);
+	table_close(heap, ShareUpdateExclusiveLock);
+	PG_RETURN_BOOL(merged);
+}
