@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""A hamming index on a table that keeps taking inserts (bench_live.sh).
+
+The table starts with N random 64-bit fingerprints (SQL random(), fixed
+seed) and 30 query fingerprints with a planted neighbour at every distance
+0..16.  The index is built, then N more rows are inserted in batches of
+10,000 (INSERT ... SELECT, one transaction each) with autovacuum on.  After
+every N/5 rows, in one backend with cached plans (static PL/pgSQL), the
+median over the 30 queries (each run twice, the first untimed) of
+  fp <~> q <= k for k = 3, 9, 16, and ORDER BY fp <~> q LIMIT 10,
+and the index's state (hamming_index_info).  At the end the same 2N rows
+are measured after REINDEX (a fresh index).  Every answer is compared with
+the sequential scan's (counts and id checksums).
+
+Variants, each a separate table loaded the same way:
+  merged   the index as it is (VACUUM, autovacuum and tail_limit merge the tail)
+  merged, tail_limit = 512 kB (an insert merges a smaller tail)
+  frozen   tail_limit at its maximum and autovacuum off for the table: the tail
+           is never merged (how the index behaved before merges)
+  btree    a btree on fp (insert time and size only)
+  gin      the GIN operator class simhash_ops, fastupdate on (insert time, size)
+"""
+import statistics
+import subprocess
+import sys
+import time
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+BATCH = 10_000
+STEP = N // 5
+KS = (3, 9, 16)
+T0 = time.time()
+
+
+def log(msg):
+    print(f"[{time.time() - T0:7.1f} s] {msg}", file=sys.stderr, flush=True)
+
+
+def psql(sql):
+    r = subprocess.run(["psql", "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-f", "-"],
+                       input=sql, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"psql failed:\n{sql[:2000]}\n{r.stderr}")
+    return r.stdout.strip()
+
+
+def setup():
+    psql(r"""
+CREATE EXTENSION IF NOT EXISTS simhash;
+CREATE OR REPLACE FUNCTION random_fp() RETURNS simhash LANGUAGE sql VOLATILE AS
+$$ SELECT (((random() * 4294967296)::bigint << 32) | (random() * 4294967296)::bigint)::simhash $$;
+CREATE OR REPLACE FUNCTION flip_bits(fp simhash, d int) RETURNS simhash LANGUAGE sql VOLATILE AS
+$$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
+     (SELECT b FROM generate_series(0, 63) b ORDER BY random() LIMIT d) s), 0))::simhash $$;
+""")
+
+
+def load(table, index_sql):
+    psql(f"""
+SELECT setseed(0.42);
+DROP TABLE IF EXISTS {table}, queries;
+CREATE TABLE queries AS SELECT j, random_fp() AS fp FROM generate_series(1, 30) j;
+CREATE TABLE {table} (id bigint, fp simhash);
+INSERT INTO {table} SELECT i, random_fp() FROM generate_series(1, {N}) i;
+INSERT INTO {table} SELECT 10000000000 + j * 100 + d, flip_bits(q.fp, d) FROM queries q, generate_series(0, 16) d;
+{index_sql}
+VACUUM ANALYZE {table};
+CHECKPOINT;
+""")
+
+
+def measure(table):
+    """median ms of each query shape, and whether every answer equals the sequential scan's"""
+    out = {}
+    ok = True
+    shapes = [(f"k = {k}", f"SELECT count(*) || ':' || coalesce(sum(hashint8(id)), 0) FROM {table} WHERE fp <~> v_q <= {k}")
+              for k in KS]
+    shapes.append(("LIMIT 10", f"SELECT string_agg(d::text, ',') FROM (SELECT fp <~> v_q AS d FROM {table} ORDER BY fp <~> v_q LIMIT 10) s"))
+    for name, query in shapes:
+        res = psql(f"""
+CREATE OR REPLACE FUNCTION pg_temp.bench() RETURNS TABLE (j int, ms float8, r text) LANGUAGE plpgsql AS $f$
+DECLARE v_q simhash; t0 timestamptz; pass int;
+BEGIN
+  FOR pass IN 1..2 LOOP
+    FOR j, v_q IN SELECT q.j, q.fp FROM queries q ORDER BY q.j LOOP
+      t0 := clock_timestamp();
+      {query} INTO r;
+      ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+      IF pass = 2 THEN RETURN NEXT; END IF;
+    END LOOP;
+  END LOOP;
+END $f$;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;
+SELECT j, ms, r FROM pg_temp.bench();
+RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_sort;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+CREATE OR REPLACE FUNCTION pg_temp.truth() RETURNS TABLE (j int, r text) LANGUAGE plpgsql AS $f$
+DECLARE v_q simhash;
+BEGIN
+  FOR j, v_q IN SELECT q.j, q.fp FROM queries q ORDER BY q.j LOOP
+    {query} INTO r;
+    RETURN NEXT;
+  END LOOP;
+END $f$;
+SELECT j, -1, r FROM pg_temp.truth();
+""")
+        timed, truth = {}, {}
+        for line in res.splitlines():
+            j, ms, r = line.split("\t")
+            (truth if ms == "-1" else timed)[int(j)] = (float(ms), r)
+        ok &= all(timed[j][1] == truth[j][1] for j in truth)
+        out[name] = statistics.median(ms for ms, _ in timed.values())
+    return out, ok
+
+
+def info(table):
+    size, tail, merges = psql(f"""
+SELECT pg_relation_size('{table}_fp'), i.tail_entries, i.merges FROM hamming_index_info('{table}_fp') i
+""").split("\t")
+    return int(size), int(tail), int(merges)
+
+
+def insert_all(table, on_step=None):
+    """N rows in batches; returns the seconds the inserts took (not the measurements)"""
+    spent = 0.0
+    for b in range(N // BATCH):
+        t = time.time()
+        psql(f"INSERT INTO {table} SELECT {N} + {b * BATCH} + i, random_fp() FROM generate_series(1, {BATCH}) i;")
+        spent += time.time() - t
+        done = (b + 1) * BATCH
+        if on_step and done % STEP == 0:
+            on_step(done)
+    return spent
+
+
+def main():
+    setup()
+    rows_out = []
+    sizes = {}
+    for variant, opts in (("merged", ""), ("merged 512 kB", " WITH (tail_limit = 512)"),
+                          ("frozen", " WITH (tail_limit = 2147483647)")):
+        table = "live_" + variant.split()[0] + ("_small" if "512" in variant else "")
+        log(f"{variant}: loading {N} rows")
+        load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp){opts};" +
+             (f" ALTER TABLE {table} SET (autovacuum_enabled = off);" if variant == "frozen" else ""))
+        t, ok = measure(table)
+        size, tail, merges = info(table)
+        rows_out.append((variant, "built", 0, t, ok, size, tail, merges))
+
+        def step(done, table=table, variant=variant):
+            t, ok = measure(table)
+            size, tail, merges = info(table)
+            rows_out.append((variant, "inserted", done, t, ok, size, tail, merges))
+            log(f"{variant} +{done}: {t} exact={ok} size={size} tail={tail} merges={merges}")
+
+        spent = insert_all(table, step)
+        sizes[variant] = (spent, info(table)[0])
+        if variant.startswith("merged"):
+            psql(f"VACUUM {table};")
+            t, ok = measure(table)
+            size, tail, merges = info(table)
+            rows_out.append((variant, "after VACUUM", N, t, ok, size, tail, merges))
+            if variant == "merged":
+                psql(f"REINDEX INDEX {table}_fp;")
+                t, ok = measure(table)
+                size, tail, merges = info(table)
+            if variant == "merged":
+                rows_out.append(("fresh", "after REINDEX", N, t, ok, size, tail, merges))
+        psql(f"DROP TABLE {table};")
+
+    for variant, index_sql in (("btree", "CREATE INDEX live_btree_fp ON live_btree (fp);"),
+                               ("gin", "CREATE INDEX live_gin_fp ON live_gin USING gin (fp) WITH (fastupdate = on);")):
+        table = f"live_{variant}"
+        log(f"{variant}: loading {N} rows")
+        load(table, index_sql)
+        spent = insert_all(table)
+        sizes[variant] = (spent, int(psql(f"SELECT pg_relation_size('{table}_fp')")))
+        psql(f"DROP TABLE {table};")
+
+    fresh = next(r for r in rows_out if r[0] == "fresh")[3]
+    shapes = list(fresh)
+    print(f"## A hamming index taking inserts: {N:,} rows built, {N:,} inserted in batches of {BATCH:,}\n")
+    print("Median ms over 30 queries (cached plans, one backend); ratio to a fresh REINDEX of the "
+          f"{2 * N:,} rows in brackets; exact = every answer equals the sequential scan's.\n")
+    print("| index | state | rows inserted | " + " | ".join(shapes) +
+          " | exact | size (MB) | bytes a row | tail entries | merges |")
+    print("|---|---|---:|" + "---:|" * len(shapes) + "---|---:|---:|---:|---:|")
+    for variant, state, done, t, ok, size, tail, merges in rows_out:
+        total = N + 30 * 17 + done
+        cells = " | ".join(f"{t[s]:.3f} ({t[s] / fresh[s]:.2f}x)" for s in shapes)
+        print(f"| {variant} | {state} | {done:,} | {cells} | {'yes' if ok else 'NO'} | "
+              f"{size / 2**20:.1f} | {size / total:.1f} | {tail:,} | {merges} |")
+    print(f"\n### Inserting {N:,} rows in batches of {BATCH:,} into a table of {N:,}\n")
+    print("| index | insert time (s) | ratio to btree | index size after (MB) |")
+    print("|---|---:|---:|---:|")
+    for variant in ("merged", "merged 512 kB", "frozen", "btree", "gin"):
+        spent, size = sizes[variant]
+        print(f"| {variant} | {spent:.1f} | {spent / sizes['btree'][0]:.2f}x | {size / 2**20:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
