@@ -98,7 +98,8 @@ typedef struct HammingPageOpaqueData
 {
 	uint16		flags;
 	uint16		nentries;
-	uint16		gen;			/* pages of probe tables and maps: the merge that wrote them (low bits) */
+	uint16		gen;			/* the merge that wrote the page (tables, maps), or whose
+								 * tables a tail page goes with (low bits) */
 	uint16		page_id;		/* HAMMING_PAGE_ID */
 } HammingPageOpaqueData;
 
@@ -337,7 +338,8 @@ extern bool hamming_pass_block(const HammingTables *tables, BlockNumber pos, Blo
 extern BlockNumber hamming_tail_pages(const HammingTables *tables);
 extern int	hamming_tail_segments(const HammingMetaPageData *meta, BlockNumber end,
 								  BlockNumber *seg_start, BlockNumber *seg_end);
-extern void hamming_check_tail_page(Relation index, Page page, BlockNumber blkno);
+extern void hamming_check_tail_page(Relation index, const HammingTables *tables, Page page,
+									BlockNumber blkno);
 extern HammingMetaPageData *hamming_meta_for_write(Page page);
 extern void hamming_table_radii(int *radius, int k);
 extern void hamming_scan_init_orderbys(IndexScanDesc scan, int norderbys);

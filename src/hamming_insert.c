@@ -66,9 +66,14 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, const void *entry, It
 	{
 		GenericXLogState *xlog = GenericXLogStart(index);
 
+		uint16		gen = PageIsNew(page) ? 0 : HammingPageGetOpaque(page)->gen;
+
 		page = GenericXLogRegisterBuffer(xlog, buffer, PageIsNew(page) ? GENERIC_XLOG_FULL_IMAGE : 0);
 		if (empty)
+		{
 			hamming_init_page(page, kind);
+			HammingPageGetOpaque(page)->gen = gen;
+		}
 		page_append(page, entry, tid);
 		GenericXLogFinish(xlog);
 	}
@@ -97,7 +102,7 @@ new_tail_buffer(Relation index, HammingMetaPageData *meta)
  * next page of the metapage's free list, else to a new page.  try_append
  * appends to a page if it takes the entry, append to a new page; both for
  * the index's width (hamming128.c has its own).  Returns the tail's pages
- * (a merge's reserved blocks counted) when it added one, else 0.
+ * when it added one, else 0.
  */
 BlockNumber
 hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry, ItemPointer tid,
@@ -135,6 +140,8 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 		buffer = new_tail_buffer(index, meta);
 		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
 		hamming_init_page(page, kind);
+		/* a page of the tail carries the generation of the tables it goes with */
+		HammingPageGetOpaque(page)->gen = meta->version >= 3 ? (uint16) meta->gen : 0;
 		append(page, entry, tid);
 		meta->insert_page[target] = BufferGetBlockNumber(buffer);
 		{

@@ -71,6 +71,7 @@ typedef struct MergeState
 {
 	Relation	index;
 	BufferAccessStrategy strategy;
+	const HammingTables *tables;	/* the view the merge began with */
 	uint16		gen;
 	/* the blocks the new pages go to: free pages taken, then the reserved ones */
 	BlockNumber *blocks;
@@ -160,8 +161,8 @@ free_mapped(Relation index, BlockNumber map_blkno)
 static bool
 recycle_retired(Relation index)
 {
-	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
-	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
+	Buffer		metabuf;
+	HammingMetaPageData *meta;
 	HammingMetaPageData *old;
 	GenericXLogState *xlog;
 	BlockNumber blkno;
@@ -169,13 +170,16 @@ recycle_retired(Relation index)
 	bool		removable;
 	uint32		i;
 
+	/* the horizon of the table's database: only its backends can scan the index */
+	heap = RelationIdGetRelation(index->rd_index->indrelid);
+	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
+	meta = HammingPageGetMeta(BufferGetPage(metabuf));
 	if (meta->version < 3 || !meta->retired)
 	{
 		UnlockReleaseBuffer(metabuf);
+		RelationClose(heap);
 		return true;
 	}
-	/* the horizon of the table's database: only its backends can scan the index */
-	heap = RelationIdGetRelation(index->rd_index->indrelid);
 	removable = GlobalVisCheckRemovableFullXid(heap, meta->retired_xid);
 	RelationClose(heap);
 	if (!removable)
@@ -202,6 +206,8 @@ recycle_retired(Relation index)
 	{
 		HammingRange *r = &meta->retired_range[i];
 
+		if (r->fill <= r->start)
+			continue;
 		if (meta->nranges < HAMMING_MAX_RANGES)
 		{
 			meta->range[meta->nranges].start = r->start;
@@ -346,12 +352,18 @@ consume(MergeState *ms, BlockNumber blkno)
 
 	if (PageIsNew(page))
 	{
-		/* left by a crash while the index grew: inserts must not take it now */
+		/*
+		 * Left by a crash while the index grew: retired under the lock that
+		 * saw it new, so that an insert that meant to fill it goes elsewhere
+		 */
+		xlog = GenericXLogStart(ms->index);
+		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
+		hamming_init_page(page, HAMMING_DATA | HAMMING_RETIRED);
+		GenericXLogFinish(xlog);
 		UnlockReleaseBuffer(buffer);
-		retire_empty(ms, blkno);
 		return;
 	}
-	hamming_check_tail_page(ms->index, page, blkno);
+	hamming_check_tail_page(ms->index, ms->tables, page, blkno);
 	for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
 		collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i],
 				hamming_page_is(page, HAMMING_NULLS));
@@ -453,6 +465,15 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	}
 	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
 					 autovacuum_work_mem : maintenance_work_mem) * 1024;
+	if ((tables.pass_pages + tail_pages) * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES > budget)
+	{
+		ereport(DEBUG1,
+				(errmsg("hamming index \"%s\" is not merged: its %zu pages of entries need more than %zu kB",
+						RelationGetRelationName(index), (Size) (tables.pass_pages + tail_pages), budget / 1024)));
+		hamming_free_tables(&tables);
+		return false;
+	}
+	ms.tables = &tables;
 
 	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
 	meta = palloc(sizeof(HammingMetaPageData));
@@ -520,6 +541,13 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	ms.nblocks = Max(need, nfree);
 	reserved = RelationGetNumberOfBlocks(index);
 	UnlockRelationForExtension(index, ExclusiveLock);
+	/*
+	 * The extension itself is not WAL-logged: its last block is, so that
+	 * the index has its reserved blocks after recovery (redo extends it),
+	 * and the tail, which starts after them, is where inserts extend it.
+	 */
+	if (need > nfree)
+		retire_empty(&ms, reserved - 1);
 	xlog = GenericXLogStart(index);
 	meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
 	meta->version = HAMMING_VERSION;

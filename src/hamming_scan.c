@@ -149,7 +149,7 @@ lock_pass_page(IndexScanDesc scan, BlockNumber pos, BlockNumber blkno)
 	else if (pos < so->tables.pass_pages)
 		hamming_check_table_page(scan->indexRelation, &so->tables, page, blkno, HAMMING_NULLS);
 	else
-		hamming_check_tail_page(scan->indexRelation, page, blkno);
+		hamming_check_tail_page(scan->indexRelation, &so->tables, page, blkno);
 	return buffer;
 }
 

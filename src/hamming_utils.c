@@ -285,15 +285,18 @@ hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
 
 /*
  * A page of the view's tail holds fingerprints or NULLs (maybe consumed by
- * a merge that began after the view), or is new; else it was reused.
+ * a merge that began after the view), or is new; else it was reused, and so
+ * it was if it carries the generation of later tables: a page of a later
+ * tail, on pages that a merge freed.
  */
 void
-hamming_check_tail_page(Relation index, Page page, BlockNumber blkno)
+hamming_check_tail_page(Relation index, const HammingTables *tables, Page page, BlockNumber blkno)
 {
 	if (!PageIsNew(page) && !hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS))
 		elog(ERROR, "unexpected page at block %u of index \"%s\"", blkno, RelationGetRelationName(index));
 	if (!PageIsNew(page) &&
-		hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP))
+		(hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP) ||
+		 (int16) (HammingPageGetOpaque(page)->gen - tables->gen) > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("index \"%s\" was merged while this scan read it",
