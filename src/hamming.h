@@ -328,8 +328,11 @@ extern Buffer hamming_new_buffer(Relation index);
 extern void hamming_check_page(Relation index, Page page, BlockNumber blkno);
 extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
 								BufferAccessStrategy strategy);
+extern Relation hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode,
+								   const char *action, Relation *heap);
 
 extern void hamming_read_tables(Relation index, HammingTables *tables, bool with_map);
+extern void hamming_reread_tables(Relation index, HammingTables *tables);
 extern void hamming_free_tables(HammingTables *tables);
 extern BlockNumber hamming_table_block(const HammingTables *tables, BlockNumber lblk);
 extern void hamming_check_table_page(Relation index, const HammingTables *tables, Page page,

@@ -399,45 +399,14 @@ check_heap_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 Datum
 hamming_index_check(PG_FUNCTION_ARGS)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-	Relation	heap = NULL;
-	Relation	index;
+	Relation	heap;
+	Relation	index = hamming_open_owned(PG_GETARG_OID(0), AccessShareLock, AccessShareLock, "check", &heap);
 	CheckState	cs;
 	Snapshot	snapshot;
 	IndexInfo  *indexInfo;
 	TableScanDesc scan;
 	int			j;
 
-	/* the table first, as every other user of both locks them */
-	if (OidIsValid(heapoid))
-		heap = table_open(heapoid, AccessShareLock);
-	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate ||
-		heap == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
-	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen != sizeof(simhash))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
-				 errdetail("Only hamming indexes of simhash are checked, not of simhash128.")));
-#if PG_VERSION_NUM >= 160000
-	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
-#else
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
-#endif
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(heap));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot check temporary tables of other sessions")));
-	if (!index->rd_index->indisvalid || !index->rd_index->indisready)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
-				 errdetail("The index is not valid, or still being built.")));
 	if (IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
 		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), TransactionXmin))
 		ereport(ERROR,

@@ -77,8 +77,6 @@ typedef struct MergeState
 	BlockNumber *blocks;
 	Size		nblocks;
 	Size		used;
-	/* the new tables' block of each logical page */
-	BlockNumber *map;
 	/* collected */
 	HammingEntry *entries;
 	Size		nentries;
@@ -109,7 +107,6 @@ merge_sink(void *arg, Page page)
 	if (ms->used >= ms->nblocks)
 		elog(ERROR, "hamming merge of index \"%s\" ran out of reserved blocks",
 			 RelationGetRelationName(ms->index));
-	ms->map[ms->used] = ms->blocks[ms->used];
 	put_page(ms, ms->blocks[ms->used], page);
 	return (BlockNumber) ms->used++;
 }
@@ -390,15 +387,11 @@ write_map(MergeState *ms, Size nlogical, BlockNumber *map_page)
 	{
 		Size		n = Min(nlogical - i, HAMMING_MAP_CAPACITY);
 
-		if (ms->used >= ms->nblocks)
-			elog(ERROR, "hamming merge of index \"%s\" ran out of reserved blocks",
-				 RelationGetRelationName(ms->index));
 		hamming_init_page(page, HAMMING_MAP);
 		HammingPageGetOpaque(page)->gen = ms->gen;
 		HammingPageGetOpaque(page)->nentries = n;
-		memcpy(HammingPageMap(page), ms->map + i, n * sizeof(BlockNumber));
-		map_page[nmap++] = ms->blocks[ms->used];
-		put_page(ms, ms->blocks[ms->used++], page);
+		memcpy(HammingPageMap(page), ms->blocks + i, n * sizeof(BlockNumber));
+		map_page[nmap++] = ms->blocks[merge_sink(ms, page)];
 	}
 	return nmap;
 }
@@ -572,7 +565,6 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	meta->nfree = 0;
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(metabuf);
-	ms.map = palloc_extended(ms.nblocks * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
 
 	/* 2. the entries: table 0's live ones, then the consumed tail's */
 	ms.maxentries = Max((tables.pass_pages + consume_pages) * HAMMING_PAGE_CAPACITY, 1024);
@@ -631,7 +623,6 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	hamming_free_tables(&tables);
 	pfree(fresh);
 	pfree(ms.blocks);
-	pfree(ms.map);
 	pfree(ms.entries);
 	pfree(ms.nulls);
 	return true;
@@ -650,47 +641,16 @@ PG_FUNCTION_INFO_V1(hamming_merge_tail);
 Datum
 hamming_merge_tail(PG_FUNCTION_ARGS)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-	Relation	heap = NULL;
-	Relation	index;
+	Relation	heap;
+	Relation	index = hamming_open_owned(PG_GETARG_OID(0), ShareUpdateExclusiveLock, RowExclusiveLock,
+										   "merge", &heap);
 	bool		merged;
 
-	/* the table first, as every other user of both locks them */
-	if (OidIsValid(heapoid))
-		heap = table_open(heapoid, ShareUpdateExclusiveLock);
-	index = index_open(indexoid, RowExclusiveLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate ||
-		heap == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
-	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen != sizeof(simhash))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot merge index \"%s\"", RelationGetRelationName(index)),
-				 errdetail("A hamming index of simhash128 has no probe tables.")));
-#if PG_VERSION_NUM >= 160000
-	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
-#else
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
-#endif
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(heap));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot merge temporary tables of other sessions")));
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("Hamming indexes cannot be merged during recovery.")));
-	if (!index->rd_index->indisvalid || !index->rd_index->indisready)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot merge index \"%s\"", RelationGetRelationName(index)),
-				 errdetail("The index is not valid, or still being built.")));
-
 	merged = hamming_merge(index, NULL, true);
 	index_close(index, RowExclusiveLock);
 	table_close(heap, ShareUpdateExclusiveLock);

@@ -399,8 +399,7 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 
 	so->next_block = 0;
 	so->probing = false;
-	hamming_free_tables(&so->tables);
-	hamming_read_tables(scan->indexRelation, &so->tables, true);
+	hamming_reread_tables(scan->indexRelation, &so->tables);
 	if (so->nconds == 0)
 		return;
 	for (i = 1; i < so->nconds; i++)
@@ -485,8 +484,7 @@ next_ring(IndexScanDesc scan)
 		return false;
 	if (so->ring == -1)
 	{
-		hamming_free_tables(&so->tables);
-		hamming_read_tables(scan->indexRelation, &so->tables, true);
+		hamming_reread_tables(scan->indexRelation, &so->tables);
 		if (so->tables.ntables == 0)
 		{
 			so->rings_over = true;

@@ -9,12 +9,19 @@
 #include "settings.h"
 #include "hamming.h"
 
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "access/reloptions.h"
 #include "access/relscan.h"
 #include "utils/guc.h"
 #include "storage/lmgr.h"
 
 static relopt_kind hamming_relopt_kind;
+
+static void read_tables(Relation index, HammingTables *tables, bool with_map, const HammingTables *old);
 
 /*
  * The options probe_tables (on by default), max_distance (unset) and
@@ -176,6 +183,49 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 				 errhint("Please REINDEX it, or install the simhash library that built it.")));
 }
 
+/*
+ * Open the hamming index of simhash indexoid and its table *heap (the
+ * table first, as every other user of both locks them), for a function
+ * that needs to own the table and that does "action" (check, merge) to a
+ * valid index of this session or a permanent one.
+ */
+Relation
+hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode, const char *action,
+				   Relation *heap)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	index;
+
+	*heap = OidIsValid(heapoid) ? table_open(heapoid, heap_mode) : NULL;
+	index = index_open(indexoid, index_mode);
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate ||
+		*heap == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
+	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen != sizeof(simhash))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot %s index \"%s\"", action, RelationGetRelationName(index)),
+				 errdetail("It is an index of simhash128, which has no probe tables; only indexes of simhash are supported.")));
+#if PG_VERSION_NUM >= 160000
+	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
+#else
+	if (!pg_class_ownercheck(heapoid, GetUserId()))
+#endif
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(*heap));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot %s temporary tables of other sessions", action)));
+	if (!index->rd_index->indisvalid || !index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot %s index \"%s\"", action, RelationGetRelationName(index)),
+				 errdetail("The index is not valid, or still being built.")));
+	return index;
+}
+
 /* page blkno, pinned, locked in mode and checked */
 Buffer
 hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrategy strategy)
@@ -194,6 +244,26 @@ hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrat
  */
 void
 hamming_read_tables(Relation index, HammingTables *tables, bool with_map)
+{
+	read_tables(index, tables, with_map, NULL);
+}
+
+/*
+ * A scan's view again (a rescan): with the map it already holds when no
+ * merge wrote new tables since (the map of a merge's tables never changes).
+ */
+void
+hamming_reread_tables(Relation index, HammingTables *tables)
+{
+	HammingTables old = *tables;
+
+	read_tables(index, tables, true, old.map ? &old : NULL);
+	if (old.map && tables->map != old.map)
+		pfree(old.map);
+}
+
+static void
+read_tables(Relation index, HammingTables *tables, bool with_map, const HammingTables *old)
 {
 	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
@@ -227,7 +297,9 @@ hamming_read_tables(Relation index, HammingTables *tables, bool with_map)
 	tables->nsegments = hamming_tail_segments(meta, tables->view_end, tables->seg_start, tables->seg_end);
 	UnlockReleaseBuffer(metabuf);
 
-	if (with_map && nmap > 0)
+	if (with_map && nmap > 0 && old != NULL && old->gen == tables->gen)
+		tables->map = old->map;
+	else if (with_map && nmap > 0)
 	{
 		tables->map = palloc((Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
 		for (i = 0; i < nmap; i++)
