@@ -48,8 +48,9 @@ block_distance(uint64 x, int j)
  * Logical page lblk of the tables in a stream, pinned (the previous page of
  * the stream is released).  Pages of the probe tables do not change while
  * a view can read them, but for the TIDs of table 0, which VACUUM may
- * clear: table 0 is read under a share lock (table0_fingerprint,
- * emit_table0), the other pages without.  So the page's kind and
+ * clear: table 0 is read under a share lock (a bucket's part of a page
+ * copied at once in probe_bucket; table0_fingerprint, emit_table0), the
+ * other pages without.  So the page's kind and
  * generation, which never change in that time, are checked without a lock.
  */
 static Page
@@ -108,23 +109,35 @@ table0_fingerprint(ProbeState *ps, uint32 i)
 	return fp;
 }
 
-/* emit entry i of table 0 if its row is alive (VACUUM did not clear its TID) */
+/* emit a row of table 0 (slot of the pinned page) if VACUUM did not clear its TID */
+static void
+emit_hit(ProbeState *ps, const ItemPointerData *tid, int distance, uint32 slot)
+{
+	HammingHit	hit;
+
+	if (!ItemPointerIsValid(tid))
+		return;
+	hit.tid = *tid;
+	hit.distance = distance;
+	hit.slot = slot;
+	hit.blkno = ps->entries[0].blkno;
+	if (!ps->emit(ps->arg, &hit))
+		ps->stopped = true;
+}
+
+/* emit entry i of table 0, its TID read under a share lock */
 static void
 emit_table0(ProbeState *ps, uint32 i, int distance)
 {
 	Page		page = pinned_page(ps, &ps->entries[0],
 								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
 								   HAMMING_SORTED);
-	HammingHit	hit;
+	ItemPointerData tid;
 
 	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
-	hit.tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
+	tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
 	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
-	hit.distance = distance;
-	hit.slot = i % HAMMING_PAGE_CAPACITY;
-	hit.blkno = ps->entries[0].blkno;
-	if (ItemPointerIsValid(&hit.tid) && !ps->emit(ps->arg, &hit))
-		ps->stopped = true;
+	emit_hit(ps, &tid, distance, i % HAMMING_PAGE_CAPACITY);
 }
 
 /* every live row of fingerprint fp, found through table 0's directory */
@@ -211,13 +224,14 @@ taken_in_table(ProbeState *ps, uint64 fp, int j, int *distance)
 	uint64		x = fp ^ ps->query;
 	int			i;
 
-	if (block_distance(x, j) > ps->radius[j])
+	/* most rows of a bucket are farther than k: one popcount rejects them */
+	*distance = pg_popcount64(x);
+	if (*distance > ps->k || block_distance(x, j) > ps->radius[j])
 		return false;
 	for (i = 0; i < j; i++)
 		if (block_distance(x, i) <= ps->radius[i])
 			return false;
-	*distance = pg_popcount64(x);
-	return *distance <= ps->k && ps->match(ps->arg, fp, *distance);
+	return ps->match(ps->arg, fp, *distance);
 }
 
 /* the rows of bucket b of table j */
@@ -238,23 +252,39 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 		CHECK_FOR_INTERRUPTS();
 		if (j == 0)
 		{
-			uint64		fp = table0_fingerprint(ps, i);
+			/* this page's part of the bucket, copied under one share lock */
+			Page		page = pinned_page(ps, &ps->entries[0],
+										   t->table_start[0] + i / HAMMING_PAGE_CAPACITY,
+										   HAMMING_SORTED);
+			uint64		fps[HAMMING_PAGE_CAPACITY];
+			ItemPointerData tids[HAMMING_PAGE_CAPACITY];
+			uint32		first = i % HAMMING_PAGE_CAPACITY;
+			uint32		n = Min(HAMMING_PAGE_CAPACITY - first, end - i);
+			uint32		s;
 
-			/* copies of a fingerprint are neighbours: decided once */
-			if (!have_previous || fp != previous)
+			LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
+			memcpy(fps, HammingPageFingerprints(page) + first, n * sizeof(uint64));
+			memcpy(tids, HammingPageTids(page) + first, n * sizeof(ItemPointerData));
+			LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
+			i += n;
+			for (s = 0; s < n && !ps->stopped; s++)
 			{
-				previous = fp;
-				have_previous = true;
-				previous_taken = taken_in_table(ps, fp, 0, &previous_distance);
+				/* copies of a fingerprint are neighbours: decided once */
+				if (!have_previous || fps[s] != previous)
+				{
+					previous = fps[s];
+					have_previous = true;
+					previous_taken = taken_in_table(ps, previous, 0, &previous_distance);
+				}
+				else if (!previous_taken && fps[n - 1] == previous)
+				{
+					/* the copies go on after this page: cross them */
+					i = past_copies(ps, 0, i - 1, end, previous);
+					break;
+				}
+				if (previous_taken)
+					emit_hit(ps, &tids[s], previous_distance, first + s);
 			}
-			else if (!previous_taken)
-			{
-				i = past_copies(ps, 0, i, end, fp);
-				continue;
-			}
-			if (previous_taken)
-				emit_table0(ps, i, previous_distance);
-			i++;
 		}
 		else
 		{
