@@ -19,13 +19,26 @@ Variants, each a separate table loaded the same way:
            is never merged (how the index behaved before merges)
   btree    a btree on fp (insert time and size only)
   gin      the GIN operator class simhash_ops, fastupdate on (insert time, size)
+
+With --concurrent instead: the same N rows built, then N more inserted by 4
+pgbench clients at once (batches of 10,000, each a transaction), while a
+reader measures the queries above over and over, each round in one
+REPEATABLE READ transaction so that its answers can be compared with the
+sequential scan's on the same snapshot; then a fresh REINDEX of the 2N rows,
+measured the same way; and the same 4 writers into a table with a btree.
 """
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+CONCURRENT = "--concurrent" in sys.argv[1:]
+N = int(ARGS[0]) if ARGS else 1_000_000
+WRITERS = 4
 BATCH = 10_000
 STEP = N // 5
 KS = (3, 9, 16)
@@ -69,15 +82,16 @@ CHECKPOINT;
 """)
 
 
-def measure(table):
-    """median ms of each query shape, and whether every answer equals the sequential scan's"""
+def measure(table, snapshot=False):
+    """median ms of each query shape, and whether every answer equals the sequential scan's
+    (snapshot: all of it in one REPEATABLE READ transaction, for a table that takes writes)"""
     out = {}
     ok = True
     shapes = [(f"k = {k}", f"SELECT count(*) || ':' || coalesce(sum(hashint8(id)), 0) FROM {table} WHERE fp <~> v_q <= {k}")
               for k in KS]
     shapes.append(("LIMIT 10", f"SELECT string_agg(d::text, ',') FROM (SELECT fp <~> v_q AS d FROM {table} ORDER BY fp <~> v_q LIMIT 10) s"))
     for name, query in shapes:
-        res = psql(f"""
+        res = psql(("BEGIN ISOLATION LEVEL REPEATABLE READ;\n" if snapshot else "") + f"""
 CREATE OR REPLACE FUNCTION pg_temp.bench() RETURNS TABLE (j int, ms float8, r text) LANGUAGE plpgsql AS $f$
 DECLARE v_q simhash; t0 timestamptz; pass int;
 BEGIN
@@ -103,7 +117,7 @@ BEGIN
   END LOOP;
 END $f$;
 SELECT j, -1, r FROM pg_temp.truth();
-""")
+""" + ("COMMIT;\n" if snapshot else ""))
         timed, truth = {}, {}
         for line in res.splitlines():
             j, ms, r = line.split("\t")
@@ -198,5 +212,82 @@ def main():
         print(f"| {variant} | {spent:.1f} | {spent / sizes['btree'][0]:.2f}x | {size / 2**20:.1f} |")
 
 
+def concurrent_inserts(table):
+    """N rows by WRITERS pgbench clients in batches; returns the wall seconds"""
+    # pgbench has no per-client batch counter: a sequence numbers the batches
+    psql("DROP SEQUENCE IF EXISTS batches; CREATE SEQUENCE batches;")
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(f"SELECT nextval('batches') AS b \\gset\n"
+                f"INSERT INTO {table} SELECT {N} + (:b - 1) * {BATCH} + i, random_fp() FROM generate_series(1, {BATCH}) i;\n")
+        path = f.name
+    os.chmod(path, 0o644)
+    t = time.time()
+    r = subprocess.run(["pgbench", "-n", "-c", str(WRITERS), "-j", str(WRITERS),
+                        "-t", str(N // BATCH // WRITERS), "-f", path],
+                       capture_output=True, text=True)
+    spent = time.time() - t
+    os.unlink(path)
+    if r.returncode != 0:
+        sys.exit(f"pgbench failed:\n{r.stdout}\n{r.stderr}")
+    return spent
+
+
+def main_concurrent():
+    setup()
+    table = "live_conc"
+    log(f"concurrent: loading {N} rows")
+    load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp);")
+    rounds = []
+    done = threading.Event()
+    result = {}
+
+    def writers():
+        result["spent"] = concurrent_inserts(table)
+        done.set()
+
+    w = threading.Thread(target=writers)
+    w.start()
+    while not done.is_set():
+        t0 = time.time() - T0
+        t, ok = measure(table, snapshot=True)
+        size, tail, merges = info(table)
+        rows = int(psql(f"SELECT count(*) FROM {table}"))
+        rounds.append((f"{t0:.0f} s", rows, t, ok, size, tail, merges))
+        log(f"concurrent round at {t0:.0f} s: {rows} rows {t} exact={ok} tail={tail} merges={merges}")
+    w.join()
+    spent = result["spent"]
+    t, ok = measure(table)
+    size, tail, merges = info(table)
+    rows = int(psql(f"SELECT count(*) FROM {table}"))
+    rounds.append(("writers done", rows, t, ok, size, tail, merges))
+    psql(f"REINDEX INDEX {table}_fp;")
+    fresh, fresh_ok = measure(table)
+    fresh_size = info(table)[0]
+    psql(f"DROP TABLE {table};")
+
+    # insert times without the reader, hamming and btree
+    alone = {}
+    for variant, index_sql in (("hamming", "CREATE INDEX live_calone_fp ON live_calone USING hamming (fp);"),
+                               ("btree", "CREATE INDEX live_calone_fp ON live_calone (fp);")):
+        log(f"{variant}, {WRITERS} writers without a reader: loading")
+        load("live_calone", index_sql)
+        alone[variant] = concurrent_inserts("live_calone")
+        psql("DROP TABLE live_calone;")
+
+    shapes = list(fresh)
+    print(f"## {WRITERS} writers and a reader: {N:,} rows built, {N:,} inserted by {WRITERS} clients at once\n")
+    print(f"Each round: the median ms over 30 queries (cached plans), read while the writers insert; ratio to a "
+          f"fresh REINDEX of the {2 * N:,} rows in brackets; exact = every answer equals the sequential scan's "
+          "on the same snapshot.\n")
+    print("| round (since start) | rows | " + " | ".join(shapes) + " | exact | size (MB) | tail entries | merges |")
+    print("|---|---:|" + "---:|" * len(shapes) + "---|---:|---:|---:|")
+    for when, rows, t, ok, size, tail, merges in rounds + [("fresh REINDEX", 2 * N + 30 * 17, fresh, fresh_ok, fresh_size, 0, 0)]:
+        cells = " | ".join(f"{t[s]:.3f} ({t[s] / fresh[s]:.2f}x)" for s in shapes)
+        print(f"| {when} | {rows:,} | {cells} | {'yes' if ok else 'NO'} | {size / 2**20:.1f} | {tail:,} | {merges} |")
+    print(f"\n{WRITERS} writers, {N:,} rows: into the hamming-indexed table {spent:.1f} s with the reader, "
+          f"{alone['hamming']:.1f} s without; into a table with a btree on fp {alone['btree']:.1f} s "
+          f"(hamming without the reader: {alone['hamming'] / alone['btree']:.2f}x btree's time).")
+
+
 if __name__ == "__main__":
-    main()
+    main_concurrent() if CONCURRENT else main()

@@ -4,10 +4,11 @@
 # btree and GIN (details in test/bench/bench_live.py).
 #
 #   bash test/bench/bench_live.sh [ROWS]     (default 1000000)
+#   bash test/bench/bench_live.sh --concurrent [ROWS]   (4 writers and a reader)
 #
 # As root it installs what it needs and builds and installs simhash, as
 # test/run-tests.sh does.  Output: markdown tables on stdout and in
-# test/out/bench_live.md.  Autovacuum is on (autovacuum_naptime = 10s, the
+# test/out/bench_live.md (bench_live_concurrent.md).  Autovacuum is on (autovacuum_naptime = 10s, the
 # other settings default).  About 15 minutes at 1M rows on 2 cores.
 set -euo pipefail
 
@@ -27,8 +28,10 @@ PGPORT_WANTED=${PGPORT_WANTED:-5494} start_cluster "$dir" "shared_buffers = '2GB
 	"max_parallel_workers_per_gather = 0" "jit = off" "autovacuum_naptime = 10s" \
 	"maintenance_work_mem = '1GB'" "max_wal_size = '8GB'"
 
-python3 test/bench/bench_live.py "$@" | tee test/out/bench_live.md
+out=test/out/bench_live.md
+[[ " $* " == *" --concurrent "* ]] && out=test/out/bench_live_concurrent.md
+python3 test/bench/bench_live.py "$@" | tee "$out"
 elapsed=$((SECONDS - start_time))
 line="Wall time of test/bench/bench_live.sh${*:+ $*}: ${elapsed} s"
 echo "$line"
-echo "$line" >>test/out/bench_live.md
+echo "$line" >>"$out"
