@@ -21,11 +21,13 @@ Variants, each a separate table loaded the same way:
   gin      the GIN operator class simhash_ops, fastupdate on (insert time, size)
 
 With --concurrent instead: the same N rows built, then N more inserted by 4
-pgbench clients at once (batches of 10,000, each a transaction), while a
-reader measures the queries above over and over, each round in one
+pgbench clients at once (batches of 10,000, each a transaction, paced to
+take about two minutes), while a reader measures the queries above over and over, each round in one
 REPEATABLE READ transaction so that its answers can be compared with the
 sequential scan's on the same snapshot; then a fresh REINDEX of the 2N rows,
-measured the same way; and the same 4 writers into a table with a btree.
+measured the same way; and the insert time of the same 4 writers, as fast
+as they go and without the reader, into a hamming-indexed table and into a
+table with a btree.
 """
 import os
 import statistics
@@ -39,6 +41,7 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 CONCURRENT = "--concurrent" in sys.argv[1:]
 N = int(ARGS[0]) if ARGS else 1_000_000
 WRITERS = 4
+WRITE_SECONDS = 120     # the writers' pace while the reader measures
 BATCH = 10_000
 STEP = N // 5
 KS = (3, 9, 16)
@@ -212,8 +215,10 @@ def main():
         print(f"| {variant} | {spent:.1f} | {spent / sizes['btree'][0]:.2f}x | {size / 2**20:.1f} |")
 
 
-def concurrent_inserts(table):
-    """N rows by WRITERS pgbench clients in batches; returns the wall seconds"""
+def concurrent_inserts(table, seconds=None):
+    """N rows by WRITERS pgbench clients in batches, spread over about
+    `seconds` if given (pgbench --rate), else as fast as they go; returns the
+    wall seconds"""
     # pgbench has no per-client batch counter: a sequence numbers the batches
     psql("DROP SEQUENCE IF EXISTS batches; CREATE SEQUENCE batches;")
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
@@ -222,8 +227,9 @@ def concurrent_inserts(table):
         path = f.name
     os.chmod(path, 0o644)
     t = time.time()
+    rate = ["-R", "%.3f" % (N / BATCH / seconds)] if seconds else []
     r = subprocess.run(["pgbench", "-n", "-c", str(WRITERS), "-j", str(WRITERS),
-                        "-t", str(N // BATCH // WRITERS), "-f", path],
+                        "-t", str(N // BATCH // WRITERS), "-f", path] + rate,
                        capture_output=True, text=True)
     spent = time.time() - t
     os.unlink(path)
@@ -242,7 +248,7 @@ def main_concurrent():
     result = {}
 
     def writers():
-        result["spent"] = concurrent_inserts(table)
+        result["spent"] = concurrent_inserts(table, WRITE_SECONDS)
         done.set()
 
     w = threading.Thread(target=writers)
@@ -284,8 +290,8 @@ def main_concurrent():
     for when, rows, t, ok, size, tail, merges in rounds + [("fresh REINDEX", 2 * N + 30 * 17, fresh, fresh_ok, fresh_size, 0, 0)]:
         cells = " | ".join(f"{t[s]:.3f} ({t[s] / fresh[s]:.2f}x)" for s in shapes)
         print(f"| {when} | {rows:,} | {cells} | {'yes' if ok else 'NO'} | {size / 2**20:.1f} | {tail:,} | {merges} |")
-    print(f"\n{WRITERS} writers, {N:,} rows: into the hamming-indexed table {spent:.1f} s with the reader, "
-          f"{alone['hamming']:.1f} s without; into a table with a btree on fp {alone['btree']:.1f} s "
+    print(f"\n{WRITERS} writers, {N:,} rows: into the hamming-indexed table {spent:.1f} s paced with the reader, "
+          f"{alone['hamming']:.1f} s as fast as they go without it; into a table with a btree on fp {alone['btree']:.1f} s "
           f"(hamming without the reader: {alone['hamming'] / alone['btree']:.2f}x btree's time).")
 
 
