@@ -154,24 +154,78 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 }
 
-static int
-entry_cmp(const void *a, const void *b)
+/* sort_entries(): by fingerprint, then TID (the comparison inlined) */
+static inline int
+entry_cmp(const HammingEntry *x, const HammingEntry *y)
 {
-	const HammingEntry *x = a;
-	const HammingEntry *y = b;
-
 	if (x->fp != y->fp)
 		return x->fp < y->fp ? -1 : 1;
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
 }
 
-static int
-key_cmp(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+#define ST_SORT sort_entries
+#define ST_ELEMENT_TYPE HammingEntry
+#define ST_COMPARE(a, b) entry_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return x < y ? -1 : (x > y ? 1 : 0);
+/* sort_keys(): 64-bit keys in ascending order */
+#define ST_SORT sort_keys
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : (*(a) > *(b) ? 1 : 0))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+static inline uint64
+rotate_left(uint64 x, int bits)
+{
+	return bits == 0 ? x : (x << bits) | (x >> (64 - bits));
+}
+
+/*
+ * The n fingerprints of entries rotated left by rotation bits, sorted, into
+ * keys: placed by their top 16 bits (counting each prefix once, then each
+ * key straight to its prefix's range), then each range sorted; at n rows a
+ * range holds n / 65536 keys, so this costs a fraction of a whole sort and
+ * needs no memory beyond keys.
+ */
+static void
+rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *keys)
+{
+	const int	prefix_bits = 16;
+	Size	   *start = palloc0(((Size) 1 << prefix_bits) * sizeof(Size));
+	Size		i;
+	Size		b;
+	Size		sum = 0;
+
+	for (i = 0; i < n; i++)
+		start[rotate_left(entries[i].fp, rotation) >> (64 - prefix_bits)]++;
+	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
+	{
+		Size		count = start[b];
+
+		start[b] = sum;
+		sum += count;
+	}
+	for (i = 0; i < n; i++)
+	{
+		uint64		key = rotate_left(entries[i].fp, rotation);
+
+		keys[start[key >> (64 - prefix_bits)]++] = key;
+	}
+	/* start[b] is now the end of range b, and the beginning of range b + 1 */
+	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
+	{
+		Size		begin = b == 0 ? 0 : start[b - 1];
+
+		if (start[b] - begin > 1)
+			sort_keys(keys + begin, start[b] - begin);
+		if (b % 1024 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(start);
 }
 
 static int
@@ -276,7 +330,7 @@ hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls
 	meta->nsorted = (uint32) n;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-	qsort(entries, n, sizeof(HammingEntry), entry_cmp);
+	sort_entries(entries, n);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 
 	/* table 0: fingerprints and TIDs */
@@ -323,10 +377,8 @@ hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls
 	{
 		int			rotation = j * HAMMING_BLOCK_BITS;
 
-		for (i = 0; i < n; i++)
-			keys[i] = (entries[i].fp << rotation) | (entries[i].fp >> (64 - rotation));
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-		qsort(keys, n, sizeof(uint64), key_cmp);
+		rotated_sorted_keys(entries, n, rotation, keys);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 		hamming_init_page(page, HAMMING_KEYS);
 		meta->table_start[j] = InvalidBlockNumber;
