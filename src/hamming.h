@@ -140,6 +140,13 @@ typedef HammingPageOpaqueData *HammingPageOpaque;
 #define HAMMING_MAX_RANGES			16	/* tail ranges on pages that a merge freed */
 #define HAMMING_MAX_SEGMENTS		(4 * HAMMING_MAX_RANGES + 2)
 
+/* the sort key of probe table j: the fingerprint rotated left by 16 j bits */
+static inline uint64
+hamming_rotate_left(uint64 x, int bits)
+{
+	return bits == 0 ? x : (x << bits) | (x >> (64 - bits));
+}
+
 /*
  * Blocks [start, end) of a merged index that hold tail pages up to fill
  * (exclusive) and take the next new tail pages after it: pages that a

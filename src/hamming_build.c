@@ -178,12 +178,6 @@ entry_cmp(const HammingEntry *x, const HammingEntry *y)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-static inline uint64
-rotate_left(uint64 x, int bits)
-{
-	return bits == 0 ? x : (x << bits) | (x >> (64 - bits));
-}
-
 /*
  * The n fingerprints of entries rotated left by rotation bits, sorted, into
  * keys: placed by their top 16 bits (counting each prefix once, then each
@@ -201,7 +195,7 @@ rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *k
 	Size		sum = 0;
 
 	for (i = 0; i < n; i++)
-		start[rotate_left(entries[i].fp, rotation) >> (64 - prefix_bits)]++;
+		start[hamming_rotate_left(entries[i].fp, rotation) >> (64 - prefix_bits)]++;
 	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
 	{
 		Size		count = start[b];
@@ -211,7 +205,7 @@ rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *k
 	}
 	for (i = 0; i < n; i++)
 	{
-		uint64		key = rotate_left(entries[i].fp, rotation);
+		uint64		key = hamming_rotate_left(entries[i].fp, rotation);
 
 		keys[start[key >> (64 - prefix_bits)]++] = key;
 	}

@@ -158,7 +158,7 @@ walk_key(CheckState *cs, int j, uint64 key, BlockNumber blkno)
 {
 	uint32		bucket = (uint32) (key >> (64 - cs->tables.dir_bits));
 	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
-	uint64		fp = rotation == 0 ? key : (key << rotation) | (key >> (64 - rotation));
+	uint64		fp = hamming_rotate_left(key, rotation);
 
 	CHECK(cs->index, cs->entry == 0 || key >= cs->previous,
 		  "Probe table %d is out of order at entry %u (block %u).", j, cs->entry, blkno);

@@ -31,17 +31,11 @@ typedef struct ProbeState
 	PinnedPage directory[HAMMING_NTABLES];
 } ProbeState;
 
-static inline uint64
-rotate_left(uint64 x, int bits)
-{
-	return bits == 0 ? x : (x << bits) | (x >> (64 - bits));
-}
-
 /* block j of x: the top 16 bits of x rotated left by 16 j */
 static inline int
 block_distance(uint64 x, int j)
 {
-	return pg_popcount64((rotate_left(x, j * HAMMING_BLOCK_BITS) >> (64 - HAMMING_BLOCK_BITS)));
+	return pg_popcount64((hamming_rotate_left(x, j * HAMMING_BLOCK_BITS) >> (64 - HAMMING_BLOCK_BITS)));
 }
 
 /*
@@ -312,7 +306,7 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 				}
 				previous = keys[slot];
 				have_previous = true;
-				fp = rotate_left(keys[slot], rotation);
+				fp = hamming_rotate_left(keys[slot], rotation);
 				if (taken_in_table(ps, fp, j, &distance))
 					lookup_table0(ps, fp, distance);
 			}
@@ -356,7 +350,7 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 	for (j = 0; j < HAMMING_NTABLES && !ps.stopped; j++)
 	{
 		/* the buckets within radius[j] bits of the query's prefix of block j */
-		uint32		prefix = (uint32) (rotate_left(query, j * HAMMING_BLOCK_BITS) >> (64 - dir_bits));
+		uint32		prefix = (uint32) (hamming_rotate_left(query, j * HAMMING_BLOCK_BITS) >> (64 - dir_bits));
 		int			r = Min(ps.radius[j], dir_bits);
 		int			w;
 		uint32		word;
