@@ -1,23 +1,24 @@
 /*
  * hamming_utils.c
- *	  Helpers of the "hamming" access method: the index option, page and
- *	  metapage initialisation, new pages, reading and checking pages, the
- *	  probe tables' description and their radii, and the keys and ordering
- *	  values that a scan of either width keeps.
+ *	  Helpers of the "hamming" access method: the index options, page and
+ *	  metapage initialisation, new pages, reading and checking pages,
+ *	  opening an index for a function that must own its table (check,
+ *	  merge), the probe tables' description and their radii, and the keys
+ *	  and ordering values that a scan of either width keeps.
  */
 #include "mih.h"
 #include "settings.h"
 #include "hamming.h"
 
+#include "access/reloptions.h"
+#include "access/relscan.h"
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
-#include "utils/acl.h"
-#include "access/reloptions.h"
-#include "access/relscan.h"
-#include "utils/guc.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
 
 static relopt_kind hamming_relopt_kind;
 

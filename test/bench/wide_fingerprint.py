@@ -86,7 +86,9 @@ def main():
     shingle = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(shingle)
 
-    results = {}   # (set, width) -> (hist_all, hist_unrel is derived, hist_t8, hist_t5, pairs, near)
+    # (set, lang, width) -> (histogram of all pairs' distances, of the J >= 0.8 pairs', of the
+    # J >= 0.5 pairs', the number of pairs, the unrelated pairs within width / 4, the shingle sets)
+    results = {}
     for s, lang in SETS:
         ids, sets, truth = load(a.data, s, lang, shingle)
         pos = {x: i for i, x in enumerate(ids)}
@@ -122,7 +124,9 @@ def main():
             if ok:
                 break
             k += 1
-        recalls, ps, per10m, jac = [], [], [], []
+        if k > width // 4:
+            sys.exit('W=%d needs K = %d, beyond the width / 4 up to which unrelated pairs were kept' % (width, k))
+        recalls, ps, per10m = [], [], []
         bins = np.zeros(5, dtype=np.int64)
         for s, l in SETS:
             hist, t8, t5, total, unrel, sets = results[(s, l, width)]
