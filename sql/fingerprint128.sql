@@ -86,18 +86,26 @@ SELECT simhash128('hello world');
 -- SQL below, made of shingle_set() and simhash(text[]) (both frozen, and
 -- pinned by their own tests); the C function must equal it for every text,
 -- shingle size and units, and its values are pinned here.
-CREATE FUNCTION pg_temp.shingle_simhash128_sql(body text, n int, units text) RETURNS simhash128
+CREATE FUNCTION pg_temp.shingle_simhash128_sql(body text, n int, units text, part int DEFAULT 0) RETURNS simhash128
 LANGUAGE sql IMMUTABLE STRICT AS $$
-  SELECT (int8send(simhash(ARRAY(SELECT 'a' || h FROM unnest(shingle_set(body, n, units)) AS s(h)))::bigint) ||
-          int8send(simhash(ARRAY(SELECT 'b' || h FROM unnest(shingle_set(body, n, units)) AS s(h)))::bigint))::simhash128
+  SELECT (int8send(simhash(ARRAY(SELECT chr(97 + 2 * part) || h FROM unnest(shingle_set(body, n, units)) AS s(h)))::bigint) ||
+          int8send(simhash(ARRAY(SELECT chr(98 + 2 * part) || h FROM unnest(shingle_set(body, n, units)) AS s(h)))::bigint))::simhash128
 $$;
 SELECT count(*) AS cases,
        count(*) FILTER (WHERE shingle_simhash128(body, n, u) = pg_temp.shingle_simhash128_sql(body, n, u)) AS equal_to_sql
 FROM doc, generate_series(1, 5) n, unnest('{words,characters,auto}'::text[]) u;
 SELECT count(*) FILTER (WHERE shingle_simhash128(body) = pg_temp.shingle_simhash128_sql(body, 3, 'words')) AS defaults_are_3_words
 FROM doc;
+-- every part (0 .. 12) equals its SQL definition; part 0 is the default
+SELECT count(*) AS cases,
+       count(*) FILTER (WHERE shingle_simhash128(body, n, u, p) = pg_temp.shingle_simhash128_sql(body, n, u, p)) AS equal_to_sql
+FROM doc, generate_series(1, 3) n, unnest('{words,auto}'::text[]) u, generate_series(0, 12) p;
+SELECT count(*) FILTER (WHERE shingle_simhash128(body, 3, 'words', 0) = shingle_simhash128(body)) AS part_0_is_default
+FROM doc;
 SELECT label, shingle_simhash128(body) AS "3 words", shingle_simhash128(body, 3, 'auto') AS "3 auto",
        shingle_simhash128(body, 1, 'characters') AS "1 characters"
+FROM doc ORDER BY label COLLATE "C";
+SELECT label, shingle_simhash128(body, 3, 'words', 1) AS "3 words, part 1", shingle_simhash128(body, 3, 'auto', 12) AS "3 auto, part 12"
 FROM doc ORDER BY label COLLATE "C";
 -- a set: how often a shingle occurs changes nothing
 SELECT shingle_simhash128('a b c a b c d e f') = shingle_simhash128('a b c a b c a b c a b c d e f') AS repeats_same,
@@ -109,7 +117,23 @@ SELECT shingle_simhash128(a.body) <~> shingle_simhash128(replace(a.body, 'eiusmo
        shingle_simhash128(a.body) <~> shingle_simhash128(c.body) AS unrelated_distance
 FROM doc a, doc c
 WHERE a.label = 'long text' AND c.label = 'english';
+-- the parts are independent of each other: no two of a text's 26 halves are
+-- equal, and a part's distance follows the similarity as part 0's does
+SELECT count(*) AS texts, count(*) FILTER (WHERE halves <> 26) AS texts_with_equal_halves
+FROM (SELECT d.label, count(DISTINCT h) AS halves
+      FROM doc d, generate_series(0, 12) p,
+           LATERAL (VALUES (simhash128_high(shingle_simhash128(d.body, 3, 'words', p))),
+                           (simhash128_low(shingle_simhash128(d.body, 3, 'words', p)))) v(h)
+      WHERE cardinality(shingle_set(d.body, 3, 'words')) > 0
+      GROUP BY d.label) t;
+SELECT shingle_simhash128(a.body, 3, 'words', 1) <~> shingle_simhash128(replace(a.body, 'eiusmod', 'tempor'), 3, 'words', 1) AS edited_distance_part_1,
+       shingle_simhash128(a.body, 3, 'words', 1) <~> shingle_simhash128(c.body, 3, 'words', 1) AS unrelated_distance_part_1
+FROM doc a, doc c
+WHERE a.label = 'long text' AND c.label = 'english';
 -- arguments as shingle_set()
 SELECT shingle_simhash128(NULL) IS NULL AS null_text, shingle_simhash128('x', NULL) IS NULL AS null_n;
 SELECT shingle_simhash128('x', 0);
 SELECT shingle_simhash128('x', 3, 'letters');
+SELECT shingle_simhash128('x', 3, 'words', NULL) IS NULL AS null_part;
+SELECT shingle_simhash128('x', 3, 'words', 13);
+SELECT shingle_simhash128('x', 3, 'words', -1);

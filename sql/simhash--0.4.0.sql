@@ -1338,11 +1338,11 @@ CREATE FUNCTION simhash128(features text[]) RETURNS simhash128
 	AS 'MODULE_PATHNAME', 'simhash128_features'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash128(text[]) IS '128-bit fingerprint of a list of features, as simhash(text[]), whose value is its high half';
-CREATE FUNCTION shingle_simhash128(body text, n integer DEFAULT 3, units text DEFAULT 'words')
+CREATE FUNCTION shingle_simhash128(body text, n integer DEFAULT 3, units text DEFAULT 'words', part integer DEFAULT 0)
 	RETURNS simhash128 AS 'MODULE_PATHNAME', 'shingle_simhash128'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 500;
-COMMENT ON FUNCTION shingle_simhash128(text, integer, text) IS
-	'128-bit fingerprint of the shingle set of shingle_set(body, n, units): each distinct shingle votes once, in the high half as the feature ''a'' || its hash, in the low half as ''b'' || its hash (as elements of simhash(text[])); fewer unrelated candidates than simhash128(body) at the same recall';
+COMMENT ON FUNCTION shingle_simhash128(text, integer, text, integer) IS
+	'128-bit fingerprint of the shingle set of shingle_set(body, n, units): each distinct shingle votes once, in the high half as the feature ''a'' || its hash, in the low half as ''b'' || its hash (as elements of simhash(text[])); part p (0 .. 12) uses the letters chr(97 + 2p) and chr(98 + 2p) instead, another independent 128 bits (parts 0 and 1: a 256-bit fingerprint, distances added); fewer unrelated candidates than simhash128(body) at the same recall';
 
 -- radius searches: simhash128_ball, <@ and @>, simhash128_within(); the
 -- planner support turns "a <~> b <= k" into simhash128_within(a, b, k) and

@@ -1,8 +1,8 @@
 /*
  * shingle_fingerprint.c
- *	  shingle_simhash128(text, n, units): a 128-bit fingerprint of a text's
- *	  shingle set, whose halves are two independent 64-bit SimHashes of the
- *	  set.
+ *	  shingle_simhash128(text, n, units, part): a 128-bit fingerprint of a
+ *	  text's shingle set, whose halves are two independent 64-bit SimHashes
+ *	  of the set; each part is another independent 128 bits of the same set.
  *
  * simhash128(text) votes each token or shingle as often as it occurs (with
  * the weighting asked for); here every distinct shingle of n units votes
@@ -13,16 +13,22 @@
  *
  * The definition is frozen, and written so that plain SQL reproduces it from
  * other frozen functions: for each hash h of shingle_set(text, n, units) the
- * high half votes the feature 'a' || h and the low half the feature 'b' || h
+ * high half votes the feature x || h and the low half the feature y || h
  * (h in decimal, as int8out writes it), each as an element of
- * simhash(text[]).  So shingle_simhash128(t, n, u) equals
+ * simhash(text[]), where x and y are the letters 2 * part and 2 * part + 1
+ * of the alphabet: 'a' and 'b' for part 0 (the default), 'c' and 'd' for
+ * part 1, ... 'y' and 'z' for part 12.  So shingle_simhash128(t, n, u, p)
+ * equals, with x = chr(97 + 2 * p) and y = chr(98 + 2 * p),
  *
- *	(int8send(simhash(ARRAY(SELECT 'a' || h FROM unnest(shingle_set(t, n, u)) h))::bigint) ||
- *	 int8send(simhash(ARRAY(SELECT 'b' || h FROM unnest(shingle_set(t, n, u)) h))::bigint))::simhash128
+ *	(int8send(simhash(ARRAY(SELECT x || h FROM unnest(shingle_set(t, n, u)) h))::bigint) ||
+ *	 int8send(simhash(ARRAY(SELECT y || h FROM unnest(shingle_set(t, n, u)) h))::bigint))::simhash128
  *
  * which the regression test checks on every text it pins; this reads the
  * text once, and votes the set in the order it was built (votes add up in
  * any order).  A text without units has no shingles and fingerprint 0.
+ * Parts 0 and 1 side by side make a 256-bit fingerprint of the set (the sum
+ * of the two distances), for tables where 128 bits leave too many pairs just
+ * below the similarity asked for among the candidates (doc/scale.md).
  */
 #include "fingerprint.h"
 #include "shingle.h"
@@ -33,21 +39,22 @@
 #include "utils/builtins.h"
 
 #define SHINGLE_VOTE_BATCH 256
+#define SHINGLE_PARTS 13		/* letter pairs 'a' 'b' .. 'y' 'z' */
 
 /*
- * The hashes of the features 'a' || h and 'b' || h, h in decimal: what
+ * The hashes of the features x || h and y || h, h in decimal: what
  * simhash(text[]) hashes for them.  h is written once, the prefix twice.
  */
 static inline void
-prefixed_hashes(int64 h, uint64 *a, uint64 *b)
+prefixed_hashes(int64 h, char x, char y, uint64 *a, uint64 *b)
 {
 	char		buf[128];		/* 1 + MAXINT8LEN bytes used; the size keeps the
 								 * compiler from flagging XXH3's longer paths */
 	int			len = pg_lltoa(h, buf + 1) + 1;
 
-	buf[0] = 'a';
+	buf[0] = x;
 	*a = simhash_feature_hash(buf, len);
-	buf[0] = 'b';
+	buf[0] = y;
 	*b = simhash_feature_hash(buf, len);
 }
 
@@ -57,14 +64,23 @@ shingle_simhash128(PG_FUNCTION_ARGS)
 {
 	text	   *t = PG_GETARG_TEXT_PP(0);
 	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(1), PG_GETARG_TEXT_PP(2));
+	int32		part = PG_GETARG_INT32(3);
+	char		x;
 	Size		count;
-	int64	   *set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &sh, &count);
+	int64	   *set;
 	SimhashAcc	high;
 	SimhashAcc	low;
 	uint64		ha[SHINGLE_VOTE_BATCH];
 	uint64		hb[SHINGLE_VOTE_BATCH];
 	Size		i = 0;
 
+	if (part < 0 || part >= SHINGLE_PARTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("part must be between 0 and %d, not %d", SHINGLE_PARTS - 1, part),
+				 errhint("Part 0 is the default 128 bits; parts 0 and 1 together make a 256-bit fingerprint.")));
+	x = 'a' + 2 * part;
+	set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &sh, &count);
 	simhash_acc_init(&high);
 	simhash_acc_init(&low);
 	while (i < count)
@@ -73,7 +89,7 @@ shingle_simhash128(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		for (; i < count && n < SHINGLE_VOTE_BATCH; i++, n++)
-			prefixed_hashes(set[i], &ha[n], &hb[n]);
+			prefixed_hashes(set[i], x, x + 1, &ha[n], &hb[n]);
 		simhash_acc_add_units(&high, ha, n);
 		simhash_acc_add_units(&low, hb, n);
 	}
