@@ -184,6 +184,7 @@ DECLARE
 	shape pg_catalog.text;
 	ranked boolean := false;
 	too_many boolean := false;
+	wide boolean := false;
 	key_type pg_catalog.regtype := pg_catalog.pg_typeof(key);
 	id_type pg_catalog.regtype;
 	body_type pg_catalog.regtype;
@@ -214,7 +215,26 @@ BEGIN
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'The linkage is ''single'' (connected components of the pairs) or ''center'' (every member within the radius of its cluster''s kept row).';
 		END IF;
-		shape := pg_catalog.format(CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN
+		-- two simhash128 columns after the id: a 256-bit fingerprint, read as the engines read it
+		BEGIN
+			EXECUTE pg_catalog.format('SELECT pg_catalog.pg_typeof(s.fp) OPERATOR(pg_catalog.=) ''@extschema@.simhash128''::pg_catalog.regtype '
+									  'AND pg_catalog.pg_typeof(s.fp1) OPERATOR(pg_catalog.=) ''@extschema@.simhash128''::pg_catalog.regtype '
+									  'FROM (SELECT 1) AS x LEFT JOIN (SELECT * FROM (%s) AS q LIMIT 0) AS s(id, fp, fp1) ON true', sub)
+				INTO wide;
+		EXCEPTION WHEN invalid_column_reference THEN
+			NULL;
+		END;
+		IF wide THEN
+			cols := CASE WHEN verified THEN 'id, fp, fp1, body' ELSE 'id, fp, fp1' END;
+			data := CASE WHEN verified THEN 's.fp, s.fp1, s.body' ELSE 's.fp, s.fp1' END;
+		END IF;
+		shape := pg_catalog.format(CASE WHEN wide THEN
+				CASE WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN
+					CASE WHEN verified THEN 'query must return four columns: %s, two simhash128 values, and a text or a shingle set'
+						 ELSE 'query must return three columns: %s and two simhash128 values' END
+				WHEN verified THEN 'query must return four or five columns: %s, two simhash128 values, a text or a shingle set, and a rank'
+				ELSE 'query must return three or four columns: %s, two simhash128 values, and a rank' END
+			WHEN what OPERATOR(pg_catalog.=) 'pairs' THEN
 				CASE WHEN verified THEN 'query must return three columns: %s, a simhash, and a text or a shingle set'
 					 ELSE 'query must return two columns: %s and a simhash' END
 			WHEN verified THEN 'query must return three or four columns: %s, a simhash, a text or a shingle set, and a rank'
@@ -337,13 +357,14 @@ BEGIN
 		END IF;
 		RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) pg_catalog.format(
 			', s AS (%s) '
-			'SELECT n.id, n.kept, (a.fp OPERATOR(@extschema@.<~>) b.fp)::pg_catalog.int4, '
+			'SELECT n.id, n.kept, (a.fp OPERATOR(@extschema@.<~>) b.fp%s)::pg_catalog.int4, '
 			'       CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN %s END, '
 			'       pg_catalog.count(*) OVER (PARTITION BY n.kept_n) '
 			'FROM n JOIN s AS a ON a.n OPERATOR(pg_catalog.=) n.id_n JOIN s AS b ON b.n OPERATOR(pg_catalog.=) n.kept_n',
-			CASE WHEN numbered THEN pg_catalog.format('SELECT t.* FROM (%s) AS t(n, %s)', engine,
-													   CASE WHEN verified THEN 'fp, body' ELSE 'fp' END)
-				 ELSE pg_catalog.format('SELECT s.id::pg_catalog.int8 AS n, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL', data, sub, cols) END,
+			CASE WHEN numbered THEN pg_catalog.format('SELECT t.* FROM (%s) AS t(n, %s)', engine, pg_catalog.replace(data, 's.', ''))
+				 ELSE pg_catalog.format('SELECT s.id::pg_catalog.int8 AS n, %s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL%s', data, sub, cols,
+										CASE WHEN wide THEN ' AND s.fp1 IS NOT NULL' ELSE '' END) END,
+			CASE WHEN wide THEN ' OPERATOR(pg_catalog.+) (a.fp1 OPERATOR(@extschema@.<~>) b.fp1)' ELSE '' END,
 			CASE WHEN NOT verified THEN 'NULL::pg_catalog.float8'
 				 WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype
 					THEN '@extschema@.shingle_similarity(a.body, b.body)'

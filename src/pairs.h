@@ -65,23 +65,30 @@
 /* a table key is at most 32 runs of adjacent blocks (out of 64 blocks) */
 #define PAIRS_MAX_SEGMENTS		(SIMHASH_BITS / 2)
 
+/* 64-bit words of the widest fingerprint: two simhash128 values, 256 bits */
+#define PAIRS_MAX_WORDS			4
+
 #define PAIRS_NOTICE_INTERVAL_MS	10000
 
 /*
  * A row: the id and the fingerprint, 16 bytes; a simhash128's low 64 bits
- * follow (24 bytes).  Rows are st->row_size bytes apart: PAIRS_ROW() finds
- * one, pairs_row_copy() copies one.
+ * follow (24 bytes), or the three other words of a 256-bit fingerprint (40
+ * bytes: two simhash128 values, the first one's high half in fp).  Rows are
+ * st->row_size bytes apart: PAIRS_ROW() finds one, pairs_row_copy() copies
+ * one, PAIRS_WORDS() reads its fingerprint as st->words words.
  */
 typedef struct PairsRow
 {
 	int64		id;
-	simhash		fp;				/* a simhash128's high 64 bits */
-	uint64		lo[FLEXIBLE_ARRAY_MEMBER];	/* a simhash128's low 64 bits */
+	simhash		fp;				/* the most significant 64 bits */
+	uint64		lo[FLEXIBLE_ARRAY_MEMBER];	/* the other words, if any */
 } PairsRow;
 
-/* the collapse hashes fp and lo[0] as one key */
+/* the words of a fingerprint are adjacent in a row, fp first */
 StaticAssertDecl(offsetof(PairsRow, lo) == offsetof(PairsRow, fp) + sizeof(simhash),
-				 "a simhash128's halves are adjacent in a row");
+				 "a fingerprint's words are adjacent in a row");
+
+#define PAIRS_WORDS(row)	(&(row)->fp)
 
 #define PAIRS_ROW(st, base, i) \
 	((PairsRow *) ((char *) (base) + (Size) (i) * (st)->row_size))
@@ -90,10 +97,10 @@ StaticAssertDecl(offsetof(PairsRow, lo) == offsetof(PairsRow, fp) + sizeof(simha
 typedef struct PairsKey
 {
 	bool		by_id;			/* the key is the id, not blocks of fp */
+	bool		wide;			/* some run is in a word after fp */
 	int			nsegs;			/* runs of adjacent blocks */
-	int			nhigh;			/* the first nhigh runs are of fp, the others
-								 * of lo[0] */
-	int			shift[PAIRS_MAX_SEGMENTS];	/* right shift of fp for the run */
+	int			word[PAIRS_MAX_SEGMENTS];	/* the word of the run (0: fp) */
+	int			shift[PAIRS_MAX_SEGMENTS];	/* right shift of the word */
 	uint64		mask[PAIRS_MAX_SEGMENTS];	/* its bits once shifted */
 	int			outshift[PAIRS_MAX_SEGMENTS];	/* its place in the key */
 	int			bits;			/* width of the key */
@@ -122,8 +129,9 @@ typedef struct PairsState
 	MemoryContext cxt;			/* everything below, deleted at the end */
 	ResourceOwner owner;		/* of the call, for the spill file */
 	int			max_distance;
-	int			width;			/* of the fingerprints: 64 or 128 */
-	Size		row_size;		/* 16 or 24 */
+	int			width;			/* of the fingerprints: 64, 128 or 256 */
+	int			words;			/* width / 64 */
+	Size		row_size;		/* 16, 24 or 40 */
 
 	/* the rows: all of them, or one partition when spilled */
 	PairsRow   *rows;
@@ -192,15 +200,13 @@ pairs_key(const PairsKey *key, const PairsRow *row)
 
 	if (key->by_id)
 		return (uint64) row->id;
-	if (key->nhigh < key->nsegs)
+	if (key->wide)
 	{
-		uint64		lo = row->lo[0];
+		const uint64 *w = PAIRS_WORDS(row);
 
 		k = 0;
-		for (s = 0; s < key->nhigh; s++)
-			k |= ((fp >> key->shift[s]) & key->mask[s]) << key->outshift[s];
-		for (; s < key->nsegs; s++)
-			k |= ((lo >> key->shift[s]) & key->mask[s]) << key->outshift[s];
+		for (s = 0; s < key->nsegs; s++)
+			k |= ((w[key->word[s]] >> key->shift[s]) & key->mask[s]) << key->outshift[s];
 		return k;
 	}
 	/* unused segments have a zero mask */
@@ -215,17 +221,26 @@ pairs_key(const PairsKey *key, const PairsRow *row)
 static inline void
 pairs_row_copy(const PairsState *st, PairsRow *dst, const PairsRow *src)
 {
+	int			i;
+
 	dst->id = src->id;
 	dst->fp = src->fp;
-	if (st->width > SIMHASH_BITS)
-		dst->lo[0] = src->lo[0];
+	for (i = 0; i < st->words - 1; i++)
+		dst->lo[i] = src->lo[i];
 }
 
 /* do two rows have the same fingerprint? */
 static inline bool
 pairs_same_fp(const PairsState *st, const PairsRow *a, const PairsRow *b)
 {
-	return a->fp == b->fp && (st->width == SIMHASH_BITS || a->lo[0] == b->lo[0]);
+	int			i;
+
+	if (a->fp != b->fp)
+		return false;
+	for (i = 0; i < st->words - 1; i++)
+		if (a->lo[i] != b->lo[i])
+			return false;
+	return true;
 }
 
 
@@ -241,7 +256,7 @@ extern BufFile *pairs_file_create(PairsState *st);
 extern void pairs_file_read(PairsState *st, BufFile *file, void *buf, Size bytes);
 extern void pairs_file_rewind(PairsState *st, BufFile *file);
 extern PairsRow *pairs_sort(PairsState *st, const PairsKey *keyp, PairsRow *rows, PairsRow *tmp, int64 n);
-extern void pairs_mask_key(uint64 high, uint64 low, PairsKey *key);
+extern void pairs_mask_key(const uint64 *mask, int words, PairsKey *key);
 extern void pairs_sort_and_call(PairsState *st, const PairsKey *key, int64 n, PairsGroupFn fn);
 
 /* pairs_spill.c */

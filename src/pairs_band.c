@@ -142,7 +142,7 @@ simhash_binomial(int n, int k)
 	return r;
 }
 
-/* sets bits [start, start + len) of a mask of two words, bit 0 the most significant */
+/* sets bits [start, start + len) of a mask of words, bit 0 the most significant */
 static void
 band_set_bits(uint64 *mask, int start, int len)
 {
@@ -206,7 +206,7 @@ simhash_bands_tables(int width, int max_distance, double nrows, double row_cost)
 		blocks[i] = i;
 	for (n = 0; n < t->nbands; n++)
 	{
-		uint64		mask[SIMHASH_BAND_MAX_WORDS] = {0, 0};
+		uint64		mask[SIMHASH_BAND_MAX_WORDS] = {0};
 
 		for (i = 0; i < keyblocks; i++)
 		{

@@ -8,8 +8,8 @@
 
 #include "postgres.h"
 
-/* words of the widest fingerprint a band samples (128 bits) */
-#define SIMHASH_BAND_MAX_WORDS	2
+/* words of the widest fingerprint a band samples (256 bits) */
+#define SIMHASH_BAND_MAX_WORDS	4
 /* exact tables at most, of either width */
 #define SIMHASH_MAX_TABLES		300
 /* bits a band samples at most: its key is one 64-bit word of runs */
@@ -40,25 +40,39 @@ extern SimhashBands *simhash_bands_tables(int width, int max_distance, double nr
 
 /*
  * Is band the first band whose bits all agree, for a pair whose fingerprints
- * differ in the bits of x0 (the most significant word) and x1 (the second
- * one, 0 for 64 bits)?  Only the first one reports the pair.
+ * differ in the bits of x[0..words) (x[0] the most significant word)?  Only
+ * the first one reports the pair.
  */
 static inline bool
-simhash_band_first(const SimhashBands *b, int band, uint64 x0, uint64 x1)
+simhash_band_first(const SimhashBands *b, int band, const uint64 *x)
 {
 	const uint64 *m = b->masks;
 	int			i;
+	int			w;
 
 	if (b->words == 1)
 	{
 		for (i = 0; i < band; i++)
-			if ((x0 & m[i]) == 0)
+			if ((x[0] & m[i]) == 0)
+				return false;
+		return true;
+	}
+	if (b->words == 2)
+	{
+		for (i = 0; i < band; i++, m += 2)
+			if ((x[0] & m[0]) == 0 && (x[1] & m[1]) == 0)
 				return false;
 		return true;
 	}
 	for (i = 0; i < band; i++, m += b->words)
-		if ((x0 & m[0]) == 0 && (x1 & m[1]) == 0)
+	{
+		uint64		differ = 0;
+
+		for (w = 0; w < b->words; w++)
+			differ |= x[w] & m[w];
+		if (differ == 0)
 			return false;
+	}
 	return true;
 }
 

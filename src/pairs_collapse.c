@@ -19,21 +19,26 @@
 
 /* ---- collapsing identical fingerprints ---- */
 
-/* the whole fingerprint (of 64 bits), or a simhash128's half, as the key */
-static const PairsKey pairs_fp_key = {.nsegs = 1,.nhigh = 1,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
-static const PairsKey pairs_lo_key = {.nsegs = 1,.nhigh = 0,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
+/* the first word of the fingerprint (all of a simhash) as the key */
+static const PairsKey pairs_fp_key = {.nsegs = 1,.mask = {~UINT64CONST(0)},.bits = SIMHASH_BITS};
 
 /* sorts rows[0..n) by the whole fingerprint; returns the buffer that holds them */
 static PairsRow *
 pairs_sort_by_fp(PairsState *st, PairsRow *rows, PairsRow *tmp, int64 n)
 {
-	PairsRow   *sorted;
+	PairsRow   *sorted = rows;
+	int			w;
 
-	if (st->width == SIMHASH_BITS)
-		return pairs_sort(st, &pairs_fp_key, rows, tmp, n);
-	/* least significant half first: the sort is stable */
-	sorted = pairs_sort(st, &pairs_lo_key, rows, tmp, n);
-	return pairs_sort(st, &pairs_fp_key, sorted, sorted == rows ? tmp : rows, n);
+	/* least significant word first: the sort is stable */
+	for (w = st->words - 1; w >= 0; w--)
+	{
+		PairsKey	key = pairs_fp_key;
+
+		key.word[0] = w;
+		key.wide = w > 0;
+		sorted = pairs_sort(st, &key, sorted, sorted == rows ? tmp : rows, n);
+	}
+	return sorted;
 }
 
 /*
@@ -96,7 +101,7 @@ pairs_collapse_memory(PairsState *st)
 
 typedef struct CollapseEntry
 {
-	uint64		fp[2];			/* hash key: fp, and lo[0] of a simhash128 */
+	uint64		fp[PAIRS_MAX_WORDS];	/* hash key: the fingerprint's words */
 	int64		rep;			/* its smallest id */
 } CollapseEntry;
 
@@ -122,7 +127,7 @@ pairs_collapse_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 	CollapseEntry *entry;
 	int			pass;
 
-	/* fp and lo[0] are adjacent in a row */
+	/* the fingerprint's words are adjacent in a row */
 	ctl.keysize = st->width / BITS_PER_BYTE;
 	ctl.entrysize = sizeof(CollapseEntry);
 	ctl.hcxt = pc->cxt;
@@ -169,13 +174,13 @@ pairs_collapse_part(PairsState *st, const PairsKey *key, BufFile *file, int64 n,
 	hash_seq_init(&seq, groups);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
-		uint64		buf[3];
+		uint64		buf[1 + PAIRS_MAX_WORDS];
 		PairsRow   *row = (PairsRow *) buf;
+		int			i;
 
 		row->id = entry->rep;
-		row->fp = entry->fp[0];
-		if (st->width > SIMHASH_BITS)
-			row->lo[0] = entry->fp[1];
+		for (i = 0; i < st->words; i++)
+			PAIRS_WORDS(row)[i] = entry->fp[i];
 		BufFileWrite(pc->reps, row, st->row_size);
 		pc->nreps++;
 	}

@@ -59,7 +59,7 @@ pairs_plan(PairsState *st)
 			 st->bands->recall, k);
 		return;
 	}
-	/* 128 bits: the exact tables as masks */
+	/* 128 and 256 bits: the exact tables as masks */
 	if (st->width > SIMHASH_BITS)
 	{
 		st->bands = simhash_bands_tables(st->width, k, n, row_cost);
@@ -113,26 +113,26 @@ pairs_table_key(PairsState *st, const int *blocks, PairsKey *key)
 		bits |= st->block_mask[blocks[i]] << st->block_shift[blocks[i]];
 		chosen |= UINT64CONST(1) << blocks[i];
 	}
-	pairs_mask_key(bits, 0, key);
+	pairs_mask_key(&bits, 1, key);
 	key->earlier = m > 0 ? ((UINT64CONST(1) << blocks[m - 1]) - 1) & ~chosen : 0;
 }
 
 /*
  * is this table the first one whose bits all agree, for a pair whose
- * fingerprints differ in x (fp) and x1 (lo[0])?
+ * fingerprints differ in the bits of x[0..words) (x[0]: of fp)?
  */
 static inline bool
-pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x, uint64 x1)
+pairs_first_table(const PairsState *st, const PairsKey *key, const uint64 *x)
 {
 	uint64		e;
 
 	if (st->bands != NULL)
-		return simhash_band_first(st->bands, st->table - 1, x, x1);
+		return simhash_band_first(st->bands, st->table - 1, x);
 	for (e = key->earlier; e != 0; e &= e - 1)
 	{
 		int			blk = pg_rightmost_one_pos64(e);
 
-		if (((x >> st->block_shift[blk]) & st->block_mask[blk]) == 0)
+		if (((x[0] >> st->block_shift[blk]) & st->block_mask[blk]) == 0)
 			return false;
 	}
 	return true;
@@ -142,7 +142,7 @@ pairs_first_table(const PairsState *st, const PairsKey *key, uint64 x, uint64 x1
 static void
 pairs_compare_run(PairsState *st, const PairsKey *key, const PairsRow *run, int64 n)
 {
-	bool		wide = st->width > SIMHASH_BITS;
+	int			words = st->words;
 	int64		i;
 	int64		j;
 
@@ -154,11 +154,18 @@ pairs_compare_run(PairsState *st, const PairsKey *key, const PairsRow *run, int6
 		for (j = i + 1; j < n; j++)
 		{
 			const PairsRow *b = PAIRS_ROW(st, run, j);
-			uint64		x = a->fp ^ b->fp;
-			uint64		x1 = wide ? a->lo[0] ^ b->lo[0] : 0;
-			int			d = pg_popcount64(x) + (wide ? pg_popcount64(x1) : 0);
+			uint64		x[PAIRS_MAX_WORDS];
+			int			d;
+			int			w;
 
-			if (d > st->max_distance || !pairs_first_table(st, key, x, x1))
+			x[0] = a->fp ^ b->fp;
+			d = pg_popcount64(x[0]);
+			for (w = 1; w < words; w++)
+			{
+				x[w] = a->lo[w - 1] ^ b->lo[w - 1];
+				d += pg_popcount64(x[w]);
+			}
+			if (d > st->max_distance || !pairs_first_table(st, key, x))
 				continue;
 			if (a->id < b->id)
 				st->emit(a->id, b->id, d, st->emit_arg);
@@ -215,7 +222,7 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 
 			const uint64 *mask = st->bands->masks + (Size) (st->table - 1) * st->bands->words;
 
-			pairs_mask_key(mask[0], st->bands->words > 1 ? mask[1] : 0, &key);
+			pairs_mask_key(mask, st->bands->words, &key);
 			pairs_group(st, &key, pairs_scan_runs);
 		}
 		return;
@@ -351,14 +358,9 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		k = PG_GETARG_INT32(1);
 
-	/* up to 128 here, up to the width once the query's columns are known */
+	/* not negative here, up to the width once the query's columns are known */
 	if (k < 0)
 		simhash_check_distance(k);
-	if (k > SIMHASH128_BITS)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("Hamming distance %d is out of range", k),
-				 errhint("A distance between two simhash values is between 0 and 64, between two simhash128 values between 0 and 128.")));
 	InitMaterializedSRF(fcinfo, 0);
 
 	memset(st, 0, sizeof(PairsState));

@@ -27,7 +27,11 @@
 
 /* ---- reading the query ---- */
 
-/* the shape of the query: an integer id, a simhash or simhash128, and the body when verified */
+/*
+ * The shape of the query: an integer id, a simhash or simhash128 (or two
+ * simhash128 columns: a 256-bit fingerprint, distances added), and the body
+ * when verified.
+ */
 static void
 pairs_check_columns(PairsState *st, TupleDesc desc)
 {
@@ -36,16 +40,37 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 											   CStringGetDatum("simhash"), ObjectIdGetDatum(nsp));
 	Oid			simhash128_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 												  CStringGetDatum("simhash128"), ObjectIdGetDatum(nsp));
-	int			natts = st->with_body ? 3 : 2;
-	const char *shape = st->with_body ?
-		"query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
-		"query must return two columns: a bigint id and a simhash";
-	const char *write_it = st->with_body ?
-		"Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
-		"Write the query as SELECT id, fingerprint FROM ...";
+	int			natts;
+	const char *shape;
+	const char *write_it;
 	Oid			fp_type;
 	Oid			body_type;
 
+	/* a second simhash128 after the first: the 256-bit form */
+	st->words = 1;
+	if (desc->natts >= 3 && OidIsValid(simhash128_type) &&
+		getBaseType(TupleDescAttr(desc, 1)->atttypid) == simhash128_type &&
+		getBaseType(TupleDescAttr(desc, 2)->atttypid) == simhash128_type)
+		st->words = 4;
+	natts = (st->with_body ? 3 : 2) + (st->words == 4 ? 1 : 0);
+	if (st->words == 4)
+	{
+		shape = st->with_body ?
+			"query must return four columns: a bigint id, two simhash128 values, and a text or a shingle set" :
+			"query must return three columns: a bigint id and two simhash128 values";
+		write_it = st->with_body ?
+			"Write the query as SELECT id, fp, fp1, body FROM ..., fp and fp1 the two halves of a 256-bit fingerprint (for example shingle_simhash128(body, 3, 'words', 0) and (..., 1))." :
+			"Write the query as SELECT id, fp, fp1 FROM ..., fp and fp1 the two halves of a 256-bit fingerprint.";
+	}
+	else
+	{
+		shape = st->with_body ?
+			"query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
+			"query must return two columns: a bigint id and a simhash";
+		write_it = st->with_body ?
+			"Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
+			"Write the query as SELECT id, fingerprint FROM ...";
+	}
 	if (desc->natts != natts)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -74,26 +99,35 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errhint("Fingerprint the text in the query: SELECT id, simhash(body) FROM ...") :
 				 errhint("Cast the fingerprint to simhash, for example fp::simhash.")));
 	/* the width decides the rows' size and the largest distance */
-	st->width = fp_type == simhash_type ? SIMHASH_BITS : SIMHASH128_BITS;
-	st->row_size = st->width == SIMHASH_BITS ? sizeof(PairsRow) : sizeof(PairsRow) + sizeof(uint64);
+	if (st->words == 1 && fp_type == simhash128_type)
+		st->words = 2;
+	st->width = st->words * SIMHASH_BITS;
+	st->row_size = sizeof(PairsRow) + (st->words - 1) * sizeof(uint64);
 	if (st->width == SIMHASH_BITS)
 		simhash_check_distance(st->max_distance);
+	else if (st->max_distance > st->width)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("Hamming distance %d is out of range", st->max_distance),
+				 errhint("A distance between two simhash values is between 0 and 64, between two simhash128 values between 0 and 128, and between two pairs of simhash128 values (a query with two simhash128 columns) between 0 and 256.")));
 	if (!st->with_body)
 		return;
-	body_type = getBaseType(TupleDescAttr(desc, 2)->atttypid);
+	body_type = getBaseType(TupleDescAttr(desc, natts - 1)->atttypid);
 	if (body_type != INT8ARRAYOID && TypeCategory(body_type) != TYPCATEGORY_STRING)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s", shape),
-				 errdetail("The third column has type %s.",
-						   format_type_be(TupleDescAttr(desc, 2)->atttypid)),
+				 errdetail("Column %d has type %s.", natts,
+						   format_type_be(TupleDescAttr(desc, natts - 1)->atttypid)),
 				 errhint("%s", write_it)));
 }
 
 static void
-pairs_add_row(PairsState *st, int64 id, simhash fp, uint64 lo)
+pairs_add_row(PairsState *st, int64 id, const uint64 *fp)
 {
 	PairsRow   *row;
+	uint64		h = 0;
+	int			i;
 
 	if (st->nrows == st->rows_len)
 	{
@@ -114,15 +148,18 @@ pairs_add_row(PairsState *st, int64 id, simhash fp, uint64 lo)
 		}
 	}
 	if (st->collapse)
-		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp ^ pairs_mix(lo)));
+	{
+		for (i = st->words - 1; i > 0; i--)
+			h = pairs_mix(h ^ fp[i]);
+		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp[0] ^ h));
+	}
 	if (st->ntotal > 0 && id <= st->last_id)
 		st->ids_ascending = false;
 	st->last_id = id;
 	row = PAIRS_ROW(st, st->rows, st->nrows);
 	row->id = id;
-	row->fp = fp;
-	if (st->width > SIMHASH_BITS)
-		row->lo[0] = lo;
+	for (i = 0; i < st->words; i++)
+		PAIRS_WORDS(row)[i] = fp[i];
 	st->nrows++;
 	st->ntotal++;
 }
@@ -141,6 +178,8 @@ pairs_receive(TupleTableSlot *slot, DestReceiver *self)
 	bool		isnull;
 	Datum		id = slot_getattr(slot, 1, &isnull);
 	Datum		fp;
+	Datum		fp1 = 0;
+	uint64		words[PAIRS_MAX_WORDS];
 
 	CHECK_FOR_INTERRUPTS();
 	if (isnull)
@@ -149,15 +188,27 @@ pairs_receive(TupleTableSlot *slot, DestReceiver *self)
 				 errmsg("query returned a NULL id"),
 				 errhint("Every row needs an id; rows with a NULL fingerprint are skipped.")));
 	fp = slot_getattr(slot, 2, &isnull);
+	/* a 256-bit fingerprint is NULL when either of its columns is */
+	if (!isnull && st->words == 4)
+		fp1 = slot_getattr(slot, 3, &isnull);
 	if (!isnull)
 	{
 		int64		row_id = st->id_type == INT8OID ? DatumGetInt64(id) :
 			st->id_type == INT4OID ? DatumGetInt32(id) : DatumGetInt16(id);
 
-		if (st->width == SIMHASH_BITS)
-			pairs_add_row(st, row_id, DatumGetSimhash(fp), 0);
+		if (st->words == 1)
+			words[0] = DatumGetSimhash(fp);
 		else
-			pairs_add_row(st, row_id, DatumGetSimhash128P(fp)->hi, DatumGetSimhash128P(fp)->lo);
+		{
+			words[0] = DatumGetSimhash128P(fp)->hi;
+			words[1] = DatumGetSimhash128P(fp)->lo;
+		}
+		if (st->words == 4)
+		{
+			words[2] = DatumGetSimhash128P(fp1)->hi;
+			words[3] = DatumGetSimhash128P(fp1)->lo;
+		}
+		pairs_add_row(st, row_id, words);
 	}
 	return true;
 }

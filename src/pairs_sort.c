@@ -86,20 +86,20 @@ pairs_file_rewind(PairsState *st, BufFile *file)
 /* ---- sorting and grouping by a key ---- */
 
 /*
- * The key made of the bits set in high (of fp) and low (of lo[0]): one
- * segment per run of adjacent bits, the runs of high first.
+ * The key made of the bits set in mask[0..words), the most significant word
+ * (of fp) first: one segment per run of adjacent bits, in that order.
  */
 void
-pairs_mask_key(uint64 high, uint64 low, PairsKey *key)
+pairs_mask_key(const uint64 *masks, int words, PairsKey *key)
 {
 	int			out;
 	int			s;
 	int			word;
 
 	memset(key, 0, sizeof(PairsKey));
-	for (word = 0; word < 2; word++)
+	for (word = 0; word < words; word++)
 	{
-		uint64		mask = word == 0 ? high : low;
+		uint64		mask = masks[word];
 
 		while (mask != 0)
 		{
@@ -108,6 +108,8 @@ pairs_mask_key(uint64 high, uint64 low, PairsKey *key)
 			int			width = run == ~UINT64CONST(0) ? SIMHASH_BITS : pg_rightmost_one_pos64(~run);
 
 			Assert(key->nsegs < PAIRS_MAX_SEGMENTS);
+			key->word[key->nsegs] = word;
+			key->wide |= word > 0;
 			key->shift[key->nsegs] = at;
 			key->mask[key->nsegs] = width == SIMHASH_BITS ? ~UINT64CONST(0) : (UINT64CONST(1) << width) - 1;
 			key->outshift[key->nsegs] = width;	/* width, for now */
@@ -115,8 +117,6 @@ pairs_mask_key(uint64 high, uint64 low, PairsKey *key)
 			key->bits += width;
 			mask = width == SIMHASH_BITS ? 0 : mask & ~(key->mask[key->nsegs - 1] << at);
 		}
-		if (word == 0)
-			key->nhigh = key->nsegs;
 	}
 	Assert(key->bits <= 64);
 	/* the first segment is the most significant */

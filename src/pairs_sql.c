@@ -66,7 +66,7 @@ pairs_run(PairsState *st, VerifyState *vs, FunctionCallInfo fcinfo,
 		return;
 	}
 	pairs_enumerate(st, verify_add_pair, vs);
-	verify_read_rows(vs, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	verify_read_rows(vs, text_to_cstring(PG_GETARG_TEXT_PP(0)), st->words == 4 ? 4 : 3);
 	verify_for_each(vs, vemit, arg);
 	verify_end(vs);
 }

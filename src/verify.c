@@ -295,16 +295,18 @@ verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *typ
 }
 
 /*
- * The bodies of the verified whole-table functions, from their query (id,
- * simhash, body), whose shape the pairs engine checked when it read it.
+ * The bodies of the verified whole-table functions, from their query of
+ * natts columns (id, simhash, body, or id, simhash128, simhash128, body),
+ * whose shape the pairs engine checked when it read it.
  */
 void
-verify_read_rows(VerifyState *vs, const char *query)
+verify_read_rows(VerifyState *vs, const char *query, int natts)
 {
-	VerifyColumns cols = {.id = 1,.fp = 2,.body = 3};
+	VerifyColumns cols = {.id = 1,.fp = 2,.body = natts};
 
-	verify_read_bodies(vs, query, 3, NULL,
-					   "three columns: a bigint id, a simhash, and a text or a shingle set", &cols);
+	verify_read_bodies(vs, query, natts, NULL,
+					   natts == 3 ? "three columns: a bigint id, a simhash, and a text or a shingle set" :
+					   "four columns: a bigint id, two simhash128 values, and a text or a shingle set", &cols);
 }
 
 static void

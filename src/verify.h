@@ -16,7 +16,7 @@ typedef void (*VerifyPairFn) (int64 id_a, int64 id_b, int distance, double simil
 /* checks min_similarity (0..1) and the shingling (n, units) */
 extern VerifyState *verify_begin(double min_similarity, int32 n, text *units);
 extern void verify_add_pair(int64 id_a, int64 id_b, int distance, void *arg);
-extern void verify_read_rows(VerifyState *vs, const char *query);
+extern void verify_read_rows(VerifyState *vs, const char *query, int natts);
 extern void verify_for_each(VerifyState *vs, VerifyPairFn fn, void *arg);
 extern void verify_put_pair(int64 id_a, int64 id_b, int distance, double similarity, void *arg);
 extern void verify_end(VerifyState *vs);
