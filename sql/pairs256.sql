@@ -101,3 +101,29 @@ SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM w256', 129);
 SELECT count(*) FROM simhash_pairs('SELECT id, fp, fp1 FROM w256', 49, 0.8, 1, 'words');
 SELECT count(*) FROM simhash_pairs('SELECT id, fp, fp1, 1 FROM w256', 49, 0.8, 1, 'words');
 SELECT count(*) FROM simhash_clusters('SELECT id, fp, fp1, body, 1, 2 FROM w256', 49, 0.8, 'center', 1, 'words');
+
+-- a lookup by the 256-bit fingerprint: four 64-bit indexes on the halves of
+-- both columns, each at k / 4 (a row within 49 is within 12 in one of the
+-- four quarters), then the sum.  The same rows as a sequential scan, for
+-- every row's fingerprint as the query.
+CREATE INDEX w256_q0 ON w256 USING hamming (simhash128_high(fp));
+CREATE INDEX w256_q1 ON w256 USING hamming (simhash128_low(fp));
+CREATE INDEX w256_q2 ON w256 USING hamming (simhash128_high(fp1));
+CREATE INDEX w256_q3 ON w256 USING hamming (simhash128_low(fp1));
+ANALYZE w256;
+CREATE FUNCTION lookup256(q simhash128, q1 simhash128) RETURNS SETOF bigint LANGUAGE sql STABLE AS $$
+	SELECT id FROM w256
+	WHERE (simhash128_high(fp) <~> simhash128_high(q) <= 12 OR simhash128_low(fp) <~> simhash128_low(q) <= 12
+	       OR simhash128_high(fp1) <~> simhash128_high(q1) <= 12 OR simhash128_low(fp1) <~> simhash128_low(q1) <= 12)
+	  AND (fp <~> q) + (fp1 <~> q1) <= 49
+$$;
+EXPLAIN (COSTS OFF) SELECT * FROM lookup256(shingle_simhash128('w1 w2 w3', 1, 'words', 0), shingle_simhash128('w1 w2 w3', 1, 'words', 1));
+SET enable_seqscan = off;
+CREATE TEMP TABLE by_index AS SELECT q.id AS qid, l AS id FROM w256 q, lookup256(q.fp, q.fp1) l WHERE q.fp1 IS NOT NULL;
+RESET enable_seqscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+CREATE TEMP TABLE by_scan AS SELECT q.id AS qid, l AS id FROM w256 q, lookup256(q.fp, q.fp1) l WHERE q.fp1 IS NOT NULL;
+RESET enable_indexscan; RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM by_scan) AS scan, (SELECT count(*) FROM by_index) AS index,
+       (SELECT count(*) FROM (SELECT * FROM by_scan EXCEPT SELECT * FROM by_index) d) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM by_index EXCEPT SELECT * FROM by_scan) d) AS extra;

@@ -11,6 +11,9 @@ python3-matplotlib for the plot) and the public evaluation corpus.
 Methods, side by side:
   simhash64   simhash(body), k = 16 (exact tables, or bands at --recall)
   simhash128  simhash128(body), k = 28 (bands at --recall)
+  shingle_simhash128  the shingle set's 128 bits, k = 26 (bands at --recall)
+  shingle_simhash256  parts 0 and 1 of shingle_simhash128 side by side, 256
+              bits, distances added, k = 49 (bands at --recall256)
   minhash     100 permutations of the same shingles (shingle_set(body)),
               LSH with 20 bands of 5 rows (numpy), here in the benchmark
 Every method's candidates are verified the same way (shingle_verify_pairs,
@@ -34,7 +37,7 @@ DATA = os.environ.get('SIMHASH_DATA') or os.path.normpath(os.path.join(HERE, '..
 OUT = os.environ.get('SCALE_OUT') or os.path.join(HERE, '..', 'out')
 SETS = [('natural', 'en'), ('natural', 'zh'), ('edited', 'en'), ('edited', 'zh')]
 UNITS = {'en': 'words', 'zh': 'characters'}
-K64, K128, KSET = 16, 28, 26
+K64, K128, KSET, K256 = 16, 28, 26, 49
 
 
 def psql(sql, fetch=True):
@@ -244,8 +247,9 @@ def load_set(s, lang):
     psql("ALTER TABLE %s ADD id bigserial PRIMARY KEY; ALTER TABLE %s ADD fp simhash; "
          "UPDATE %s SET fp = simhash(body)" % (t, t, t), False)
     if has_128():
-        psql("ALTER TABLE %s ADD fp128 simhash128, ADD fpset simhash128; UPDATE %s SET fp128 = simhash128(body), "
-             "fpset = shingle_simhash128(body, 3, '%s')" % (t, t, UNITS[lang]), False)
+        psql("ALTER TABLE %s ADD fp128 simhash128, ADD fpset simhash128, ADD fpset1 simhash128; "
+             "UPDATE %s SET fp128 = simhash128(body), fpset = shingle_simhash128(body, 3, '%s'), "
+             "fpset1 = shingle_simhash128(body, 3, '%s', 1)" % (t, t, UNITS[lang], UNITS[lang]), False)
     psql("VACUUM ANALYZE %s" % t, False)
     return t
 
@@ -296,6 +300,9 @@ def quality(a):
             for c in a.configs_set.split(','):
                 k, recall = c.split(':')
                 methods.append(('shingle_simhash128', 'fpset', int(k), recall))
+            for c in a.configs256.split(',') if a.configs256 else []:
+                k, recall = c.split(':')
+                methods.append(('shingle 256 bits', 'fpset, fpset1', int(k), recall))
         for name, col, k, recall in methods:
             settings = 'SET simhash.pairs_recall = %s;' % recall
             tc, cand = timed("SELECT id_a, id_b FROM simhash_pairs('SELECT id, %s FROM %s', %d)" % (col, t, k), settings)
@@ -414,28 +421,32 @@ def scale(a):
     print('%d planted pairs, %d with J >= 0.8' % (nplanted, npos), flush=True)
     results = {'n': n, 'planted': nplanted, 'positives': npos, 'methods': []}
 
-    methods = [('simhash64', 'simhash(body)', K64, a.recall64)]
+    methods = [('simhash64', 'simhash(body) AS fp', K64, a.recall64)]
     if has_128():
-        methods.append(('simhash128', 'simhash128(body)', K128, a.recall))
+        methods.append(('simhash128', 'simhash128(body) AS fp', K128, a.recall))
         # the shingle set's fingerprint, with the verification's units
-        methods.append(('shingle_simhash128', "shingle_simhash128(body, 3, 'words')", KSET, a.recall))
+        methods.append(('shingle_simhash128', "shingle_simhash128(body, 3, 'words') AS fp", KSET, a.recall))
+        # 256 bits: parts 0 and 1 of it, distances added
+        methods.append(('shingle_simhash256', "shingle_simhash128(body, 3, 'words', 0) AS fp, "
+                        "shingle_simhash128(body, 3, 'words', 1) AS fp1", K256, a.recall256))
     if a.methods:
         methods = [m for m in methods if m[0] in a.methods.split(',')]
     for name, fn, k, recall in methods:
         settings = 'SET simhash.pairs_recall = %s;' % recall
         r = {'method': '%s k=%d recall %s' % (name, k, recall)}
+        fps = 'f.fp, f.fp1' if 'fp1' in fn else 'f.fp'
         r['fingerprints_s'] = median_time(a.runs, lambda: timed(
-            "DROP TABLE IF EXISTS gen_fp; CREATE TABLE gen_fp AS SELECT id, %s AS fp FROM gen" % fn)[0])
+            "DROP TABLE IF EXISTS gen_fp; CREATE TABLE gen_fp AS SELECT id, %s FROM gen" % fn)[0])
         psql('VACUUM ANALYZE gen_fp', False)
         r['candidates_s'] = median_time(a.runs, lambda: timed(
             "DROP TABLE IF EXISTS gen_cand; CREATE UNLOGGED TABLE gen_cand AS "
-            "SELECT * FROM simhash_pairs('SELECT id, fp FROM gen_fp', %d)" % k, settings)[0])
+            "SELECT * FROM simhash_pairs('SELECT id, %s FROM gen_fp f', %d)" % (fps, k), settings)[0])
         r['candidates'] = int(psql('SELECT count(*) FROM gen_cand')[0][0])
         r['found_positives'] = int(psql('SELECT count(*) FROM gen_pos p JOIN gen_cand c USING (id_a, id_b)')[0][0])
         r['unrelated_candidates'] = int(psql('SELECT count(*) FROM gen_cand c WHERE NOT EXISTS '
                                              '(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b)')[0][0])
         if r['candidates'] / n <= a.max_verify_per_doc:
-            q = 'SELECT f.id, f.fp, g.body FROM gen_fp f JOIN gen g USING (id)'
+            q = 'SELECT f.id, %s, g.body FROM gen_fp f JOIN gen g USING (id)' % fps
             r['verified_s'], rows = timed("SELECT count(*) FROM simhash_pairs(%s, %d, 0.8, 3, 'words')"
                                           % (sql_literal(q), k), settings)
             r['verified'] = int(rows[0][0])
@@ -522,11 +533,15 @@ def main():
                     help='quality: the simhash128 runs, k:recall, comma-separated')
     ap.add_argument('--configs-set', default='26:0.9,28:0.9',
                     help='quality: the shingle_simhash128 runs, k:recall, comma-separated')
+    ap.add_argument('--recall256', default='0.99', help='simhash.pairs_recall for the 256-bit fingerprint')
+    ap.add_argument('--configs256', default='49:0.95,49:0.99,49:1',
+                    help='quality: the 256-bit runs (shingle_simhash128 parts 0 and 1, distances added), k:recall')
     ap.add_argument('--runs', type=int, default=1, help='runs of the fingerprint and candidate steps (median)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--docs', help='scale: a corpus made by gen_corpus.py (N documents) instead of a new one')
     ap.add_argument('--truth', help='scale: its --truth file')
-    ap.add_argument('--methods', help='scale: of simhash64,simhash128,shingle_simhash128, the ones to run (default all)')
+    ap.add_argument('--methods', help='scale: of simhash64,simhash128,shingle_simhash128,shingle_simhash256, '
+                    'the ones to run (default all)')
     ap.add_argument('--no-minhash', dest='minhash', action='store_false',
                     help='scale: leave out the MinHash LSH baseline (its Python plumbing takes most of the time)')
     ap.add_argument('--max-verify-per-doc', type=float, default=5.0,

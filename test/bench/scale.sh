@@ -15,14 +15,15 @@
 # Needs python3-numpy and python3-matplotlib (Debian packages), the extension
 # installed (`make install`) and the public corpus (SIMHASH_DATA, default
 # <repo>/../shared/data).  Environment: SCALE_RECALL (simhash.pairs_recall of
-# simhash128, default 0.9), SCALE_RECALL64 (of simhash, default 0.9; 1 is the
+# simhash128, default 0.9), SCALE_RECALL256 (of the 256-bit fingerprint, parts 0
+# and 1 of shingle_simhash128 at k = 49, default 0.99), SCALE_RECALL64 (of simhash, default 0.9; 1 is the
 # exact tables, quadratic at k = 16 beyond ~100,000 rows), SCALE_RUNS (runs of
 # the fingerprint and candidate steps, median; default 1), SCALE_STEPS (of
 # "quality pk scale plot", the default), SCALE_MINHASH=0 (the scale step
 # without the MinHash baseline, whose Python plumbing takes most of its time
 # at a million documents), SCALE_DOCS and SCALE_TRUTH (a corpus made before
 # by gen_corpus.py N --truth FILE, instead of a new one), SCALE_METHODS (of
-# simhash64,simhash128,shingle_simhash128), SCALE_MAX_VERIFY (verify and
+# simhash64,simhash128,shingle_simhash128,shingle_simhash256), SCALE_MAX_VERIFY (verify and
 # cluster only below this many candidates per document; default 5).  It starts a
 # throwaway cluster on port SCALE_PORT (default 5496; work_mem 1GB: the rows stay in memory).
 # Generated corpora live in a temporary directory, never in the repository.
@@ -47,7 +48,8 @@ PGPORT_WANTED=${SCALE_PORT:-5496} start_cluster "$dir" "jit = off" "shared_buffe
 	"max_parallel_workers_per_gather = 0" "checkpoint_timeout = 30min" "max_wal_size = 8GB"
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash'
 
-opts=(--recall "${SCALE_RECALL:-0.9}" --recall64 "${SCALE_RECALL64:-0.9}" --runs "${SCALE_RUNS:-1}")
+opts=(--recall "${SCALE_RECALL:-0.9}" --recall64 "${SCALE_RECALL64:-0.9}" --recall256 "${SCALE_RECALL256:-0.99}"
+	--runs "${SCALE_RUNS:-1}")
 scale_opts=()
 [ "${SCALE_MINHASH:-1}" = 0 ] && scale_opts+=(--no-minhash)
 [ -n "${SCALE_DOCS:-}" ] && scale_opts+=(--docs "$SCALE_DOCS" --truth "$SCALE_TRUTH")
