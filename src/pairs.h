@@ -35,7 +35,7 @@
  * aside as a link to its representative, whose answer it shares.  n copies
  * of one fingerprint thus cost O(n), not n^2/2 comparisons.
  *
- * Memory: a row takes 16 bytes (24 with a simhash128), and sorting takes as
+ * Memory: a row takes 16 bytes (24 with a simhash128, 40 with two), and sorting takes as
  * many more.  When the rows do not fit in work_mem that way, they are spilled
  * to a temporary file while the query is read.  Each table then splits the rows into P partitions by a hash
  * of its key, so that rows with equal keys meet in the same partition, and
