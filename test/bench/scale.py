@@ -325,7 +325,40 @@ def quality(a):
             print('%-8s %-3s %-18s cand/doc %.3f  recall(J>=.8) %.4f  p %.2e  verified P/R/F1 %.3f/%.3f/%.4f' % (
                 s, lang, r['method'], r['cand_per_doc'], r['recall_cand'], r['unrelated_rate'],
                 r['verified_precision'], r['verified_recall'], r['verified_f1']), flush=True)
+        rows.extend(alone(t, s, lang, sid))
     return rows
+
+
+def alone(t, s, lang, sid):
+    """the best F1 of each fingerprint without verification: every pair
+    within K bits predicted a near-duplicate (J >= 0.8), for each K up to
+    its largest, from one exact simhash_pairs call's distances"""
+    t8 = truth_pairs(s, lang, 0.8)
+    out = []
+    fps = [('simhash', 'fp', 24)]
+    if has_128():
+        fps += [('shingle_simhash128', 'fpset', 40), ('shingle 256 bits', 'fpset, fpset1', 72)]
+    for name, col, kmax in fps:
+        pairs = psql("SET simhash.pairs_recall = 1; SELECT id_a, id_b, distance FROM simhash_pairs("
+                     "'SELECT id, %s FROM %s', %d)" % (col, t, kmax))
+        by_k = [[0, 0] for _ in range(kmax + 1)]    # [predicted, true] at distance d
+        for x, y, d in pairs:
+            a, b = sid[int(x)], sid[int(y)]
+            by_k[int(d)][0] += 1
+            by_k[int(d)][1] += (min(a, b), max(a, b)) in t8
+        best = (0.0, 0, 0.0, 0.0)
+        pred = tp = 0
+        for k in range(kmax + 1):
+            pred += by_k[k][0]
+            tp += by_k[k][1]
+            if pred and tp:
+                p, r = tp / pred, tp / len(t8)
+                best = max(best, (2 * p * r / (p + r), k, p, r))
+        f1, k, p, r = best
+        print('%-8s %-3s %-18s alone: best F1 %.4f at K = %d (P %.3f R %.3f)' % (s, lang, name, f1, k, p, r), flush=True)
+        out.append({'set': s, 'lang': lang, 'method': name + ' alone', 'best_f1': f1, 'best_k': k,
+                    'precision': p, 'recall': r})
+    return out
 
 
 # ---- p(k): unrelated pairs within k bits, real and generated ----
@@ -493,7 +526,7 @@ def plot(a):
     with open(os.path.join(OUT, 'scale_scale_%d.json' % a.n)) as f:
         sc = json.load(f)
     with open(os.path.join(OUT, 'scale_quality.json')) as f:
-        qu = json.load(f)
+        qu = [r for r in json.load(f) if 'verified_f1' in r]
     fig, ax = plt.subplots(1, 3, figsize=(16, 4.8))
     names = [m['method'] for m in sc['methods']]
     cand = [m.get('fingerprints_s', 0) + m['candidates_s'] for m in sc['methods']]
