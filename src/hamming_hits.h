@@ -30,9 +30,17 @@ typedef struct HammingHit
 static inline int
 hamming_hit_cmp(const HammingHit *a, const HammingHit *b)
 {
+	BlockNumber ba = ItemPointerGetBlockNumberNoCheck(&a->tid);
+	BlockNumber bb = ItemPointerGetBlockNumberNoCheck(&b->tid);
+	OffsetNumber oa = ItemPointerGetOffsetNumberNoCheck(&a->tid);
+	OffsetNumber ob = ItemPointerGetOffsetNumberNoCheck(&b->tid);
+
+	/* as ItemPointerCompare after the distance, inline: the sorts' hot path */
 	if (a->distance != b->distance)
 		return a->distance < b->distance ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return oa < ob ? -1 : oa > ob ? 1 : 0;
 }
 
 static inline int

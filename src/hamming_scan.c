@@ -29,6 +29,7 @@
 
 #define HAMMING_BATCH_GROWTH	8
 #define HAMMING_RING_STEP		2	/* bits by which an ordered scan's rings widen */
+#define HAMMING_TAIL_FIRST		32	/* the tail's nearest rows an ordered scan keeps first */
 
 /*
  * Popcount without a call through a function pointer: x86-64 compilers
@@ -506,12 +507,13 @@ next_ring(IndexScanDesc scan)
 			break;
 		/*
 		 * The tail's nearest rows, as many as a ring needs: a few first (a
-		 * LIMIT 10 needs no more), 8 times more at each read, up to half
-		 * of work_mem
+		 * LIMIT 10 needs no more, and keeping and sorting more costs more
+		 * than reading the tail again), 8 times more at each read, up to
+		 * half of work_mem
 		 */
 		while (ring > so->tail_covered && so->tail_cap < hamming_hits_limit() / 2)
 		{
-			so->tail_cap = so->tail_cap == 0 ? HAMMING_PAGE_CAPACITY :
+			so->tail_cap = so->tail_cap == 0 ? HAMMING_TAIL_FIRST :
 				(int) Min((Size) so->tail_cap * HAMMING_BATCH_GROWTH, (Size) hamming_hits_limit() / 2);
 			read_tail(scan, so->ring, so->tail_cap);
 		}

@@ -39,6 +39,7 @@ import time
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 CONCURRENT = "--concurrent" in sys.argv[1:]
+AFTER_MERGE = "--after-merge" in sys.argv[1:]
 N = int(ARGS[0]) if ARGS else 1_000_000
 WRITERS = 4
 WRITE_SECONDS = 120     # the writers' pace while the reader measures
@@ -295,5 +296,45 @@ def main_concurrent():
           f"(hamming without the reader: {alone['hamming'] / alone['btree']:.2f}x btree's time).")
 
 
+def main_after_merge():
+    setup()
+    table = "live_am"
+    log(f"after merge: loading {N} rows")
+    load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp); "
+         f"ALTER TABLE {table} SET (autovacuum_enabled = off);")
+    rows_out = []
+
+    def row(state, done):
+        t, ok = measure(table)
+        size, tail, merges = info(table)
+        rows_out.append((state, done, t, ok, size, tail, merges))
+        log(f"{state} +{done}: {t} exact={ok} tail={tail} merges={merges}")
+
+    row("built", 0)
+    done = 0
+    while info(table)[2] == 0 and done < N:
+        psql(f"INSERT INTO {table} SELECT {N} + {done} + i, random_fp() FROM generate_series(1, {BATCH}) i;")
+        done += BATCH
+        if info(table)[2] == 0 and done % (5 * BATCH) == 0:
+            row("tail growing", done)
+    if info(table)[2] == 0:
+        sys.exit("no insert merged the tail")
+    row("right after the merge by an insert", done)
+    psql(f"VACUUM {table};")
+    row("after VACUUM", done)
+    psql(f"REINDEX INDEX {table}_fp;")
+    row("after REINDEX", done)
+    fresh = rows_out[-1][2]
+    shapes = list(fresh)
+    print(f"## What a merge leaves: {N:,} rows built, then batches of {BATCH:,} until an insert merges the tail\n")
+    print("Median ms over 30 queries (cached plans, one backend, autovacuum off for the table); "
+          "ratio to the REINDEX at the end in brackets.\n")
+    print("| state | rows inserted | " + " | ".join(shapes) + " | exact | tail entries | merges |")
+    print("|---|---:|" + "---:|" * len(shapes) + "---|---:|---:|")
+    for state, done, t, ok, size, tail, merges in rows_out:
+        cells = " | ".join(f"{t[s]:.3f} ({t[s] / fresh[s]:.2f}x)" for s in shapes)
+        print(f"| {state} | {done:,} | {cells} | {'yes' if ok else 'NO'} | {tail:,} | {merges} |")
+
+
 if __name__ == "__main__":
-    main_concurrent() if CONCURRENT else main()
+    main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE else main()
