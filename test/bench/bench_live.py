@@ -8,7 +8,8 @@ seed) and 30 query fingerprints with a planted neighbour at every distance
 every N/5 rows, in one backend with cached plans (static PL/pgSQL), the
 median over the 30 queries (each run twice, the first untimed) of
   fp <~> q <= k for k = 3, 9, 16, and ORDER BY fp <~> q LIMIT 10,
-and the index's state (hamming_index_info).  At the end the same 2N rows
+and the index's state (hamming_index_info) when the measurement begins, and whether
+a VACUUM of the table (autovacuum's) or a merge ran while it went on.  At the end the same 2N rows
 are measured after REINDEX (a fresh index).  Every answer is compared with
 the sequential scan's (counts and id checksums).
 
@@ -138,6 +139,11 @@ SELECT pg_relation_size('{table}_fp'), i.tail_entries, i.merges FROM hamming_ind
     return int(size), int(tail), int(merges)
 
 
+def vacuuming(table):
+    """whether a VACUUM (autovacuum's) of the table is running now"""
+    return psql(f"SELECT count(*) > 0 FROM pg_stat_progress_vacuum WHERE relid = '{table}'::regclass") == "t"
+
+
 def insert_all(table, on_step=None):
     """N rows in batches; returns the seconds the inserts took (not the measurements)"""
     spent = 0.0
@@ -166,9 +172,14 @@ def main():
         rows_out.append((variant, "built", 0, t, ok, size, tail, merges))
 
         def step(done, table=table, variant=variant):
-            t, ok = measure(table)
+            # the state when the measurement begins; marked when a VACUUM
+            # (autovacuum's) or a merge ran while it went on
+            busy = vacuuming(table)
             size, tail, merges = info(table)
-            rows_out.append((variant, "inserted", done, t, ok, size, tail, merges))
+            t, ok = measure(table)
+            busy = busy or vacuuming(table) or info(table)[2] != merges
+            rows_out.append((variant, "inserted" + (" (autovacuum or a merge beside)" if busy else ""),
+                             done, t, ok, size, tail, merges))
             log(f"{variant} +{done}: {t} exact={ok} size={size} tail={tail} merges={merges}")
 
         spent = insert_all(table, step)
