@@ -369,14 +369,15 @@ def pk(a):
     with J < 0.5 too)"""
     res = {}
     ks64, ks128 = [12, 14, 16], [24, 26, 28, 30]
+    # the fingerprints and their radii: simhash(body), simhash128(body), and
+    # the shingle set's 128 bits (shingle_simhash128, the advice's)
+    fps = [('fp', ks64)] + ([('fp128', ks128), ('fpset', ks128)] if has_128() else [])
     for lang in ('en', 'zh'):
         t = load_set('natural', lang)
         t5 = truth_pairs('natural', lang, 0.5)
         sid = dict((int(i), x) for i, x in psql('SELECT id, sid FROM %s' % t))
         n = len(sid)
-        for col, ks in (('fp', ks64), ('fp128', ks128)):
-            if col == 'fp128' and not has_128():
-                continue
+        for col, ks in fps:
             rows = psql("SELECT id_a, id_b, distance FROM simhash_pairs('SELECT id, %s FROM %s', %d)" % (col, t, max(ks)))
             un = [int(d) for x, y, d in rows if (min(sid[int(x)], sid[int(y)]), max(sid[int(x)], sid[int(y)])) not in t5]
             for k in ks:
@@ -394,12 +395,11 @@ def pk(a):
     psql("ALTER TABLE pk_gen ADD lang text, ADD fp simhash; UPDATE pk_gen SET fp = simhash(body), "
          "lang = CASE WHEN body ~ '[\\u4e00-\\u9fff]' THEN 'zh' ELSE 'en' END", False)
     if has_128():
-        psql("ALTER TABLE pk_gen ADD fp128 simhash128; UPDATE pk_gen SET fp128 = simhash128(body)", False)
+        psql("ALTER TABLE pk_gen ADD fp128 simhash128, ADD fpset simhash128; UPDATE pk_gen SET fp128 = simhash128(body), "
+             "fpset = shingle_simhash128(body, 3, CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END)", False)
     for lang in ('en', 'zh'):
         n = int(psql("SELECT count(*) FROM pk_gen WHERE lang = '%s'" % lang)[0][0])
-        for col, ks in (('fp', ks64), ('fp128', ks128)):
-            if col == 'fp128' and not has_128():
-                continue
+        for col, ks in fps:
             # unrelated as in the truth: Jaccard < 0.5 (walks of one topic may come closer)
             rows = psql("SELECT p.distance FROM simhash_pairs('SELECT id, %s FROM pk_gen WHERE lang = ''%s''', %d) p "
                         "JOIN pk_gen a ON a.id = p.id_a JOIN pk_gen b ON b.id = p.id_b "
@@ -408,15 +408,14 @@ def pk(a):
                 res[('generated', lang, col, k)] = sum(1 for (d,) in rows if int(d) <= k) / (n * (n - 1) / 2.0)
     print('| fingerprint | k | en real | en generated | ratio | zh real | zh generated | ratio |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|')
-    for col, ks in (('fp', ks64), ('fp128', ks128)):
+    names = {'fp': 'simhash', 'fp128': 'simhash128', 'fpset': 'shingle_simhash128'}
+    for col, ks in fps:
         for k in ks:
-            if ('real', 'en', col, k) not in res:
-                continue
             cells = []
             for lang in ('en', 'zh'):
                 r, g = res[('real', lang, col, k)], res[('generated', lang, col, k)]
                 cells += ['%.2e' % r, '%.2e' % g, '%.2f' % (g / r if r else float('nan'))]
-            print('| %s | %d | %s |' % ('simhash' if col == 'fp' else 'simhash128', k, ' | '.join(cells)), flush=True)
+            print('| %s | %d | %s |' % (names[col], k, ' | '.join(cells)), flush=True)
     return [{'source': s, 'lang': l, 'fingerprint': c, 'k': k, 'p': v} for (s, l, c, k), v in res.items()]
 
 
