@@ -10,6 +10,7 @@
 
 #include "postgres.h"
 
+#include "catalog/index.h"
 #include "storage/block.h"
 #include "storage/itemptr.h"
 
@@ -30,17 +31,15 @@ typedef struct HammingHit
 static inline int
 hamming_hit_cmp(const HammingHit *a, const HammingHit *b)
 {
-	BlockNumber ba = ItemPointerGetBlockNumberNoCheck(&a->tid);
-	BlockNumber bb = ItemPointerGetBlockNumberNoCheck(&b->tid);
-	OffsetNumber oa = ItemPointerGetOffsetNumberNoCheck(&a->tid);
-	OffsetNumber ob = ItemPointerGetOffsetNumberNoCheck(&b->tid);
+	int64		ta;
+	int64		tb;
 
-	/* as ItemPointerCompare after the distance, inline: the sorts' hot path */
 	if (a->distance != b->distance)
 		return a->distance < b->distance ? -1 : 1;
-	if (ba != bb)
-		return ba < bb ? -1 : 1;
-	return oa < ob ? -1 : oa > ob ? 1 : 0;
+	/* the order of ItemPointerCompare, inline: the sorts' hot path */
+	ta = itemptr_encode((ItemPointer) &a->tid);
+	tb = itemptr_encode((ItemPointer) &b->tid);
+	return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
 static inline int

@@ -322,13 +322,14 @@ def main_after_merge():
         log(f"{state} +{done}: {t} exact={ok} tail={tail} merges={merges}")
 
     row("built", 0)
-    done = 0
-    while info(table)[2] == 0 and done < N:
+    done = merges = 0
+    while merges == 0 and done < N:
         psql(f"INSERT INTO {table} SELECT {N} + {done} + i, random_fp() FROM generate_series(1, {BATCH}) i;")
         done += BATCH
-        if info(table)[2] == 0 and done % (5 * BATCH) == 0:
+        merges = info(table)[2]
+        if merges == 0 and done % (5 * BATCH) == 0:
             row("tail growing", done)
-    if info(table)[2] == 0:
+    if merges == 0:
         sys.exit("no insert merged the tail")
     row("right after the merge by an insert", done)
     psql(f"VACUUM {table};")
