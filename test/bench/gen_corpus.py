@@ -14,12 +14,20 @@ with probability --stay it goes on with the real text, else it goes on after
 another occurrence there of the token it is at (English tokens are
 whitespace-separated words with their punctuation, Chinese ones characters or
 runs of ASCII letters and digits; line breaks kept).  So its phrases,
-vocabulary and topic are real, and its text is new.  How alike unrelated
-documents come out, p(k) (the share of pairs with Jaccard < 0.5 within k
-bits), is measured against the corpus's by `scale.py pk`: with the defaults
-within 2x for simhash() of English text, not for Chinese (fewer close
-pairs) nor for simhash128() of English text at k <= 28 (more); see
-doc/scale.md.
+vocabulary and topic are real, and its text is new.
+
+Real collections also hold families of documents that share a block of
+text and differ elsewhere: a licence stanza, a manual page's footer, a news
+agency's boilerplate.  Their members are unrelated by the truth's measure
+(Jaccard 0.3-0.5) and yet are what lands within k bits of each other in the
+public corpus, so the generator plants them too: a share --boiler of the
+documents (--boiler-zh for Chinese) carry one of --blocks blocks (walks as
+long as the language's short documents, --block-length, the same in every
+run whatever --seed, chosen with weight falling as 1/rank) before or after
+their own text, cut to --own (a range) of the block's length.  The groups grow
+with the corpus, so the share of unrelated pairs within k bits, p(k), does
+not depend on its size.  `scale.py pk` measures p(k) against the real
+corpus's; doc/scale.md has the table.
 
 A share --copies of the documents are planted near-copies: an original gets
 1..3 copies, each at an edit rate from 0.01, 0.03, 0.05, 0.10, 0.20, made of
@@ -99,6 +107,23 @@ class Language:
             pos = np.where((nxt < 0) | (nxt >= hi), restart, nxt)
         return [out[i, :lens[i]] for i in range(n)]
 
+    def templates(self, rng, n, stay, topic, quantile):
+        """n boilerplate blocks (walks like the documents, as long as the
+        language's documents below the given length percentile: a footer, a
+        licence stanza) and the share of the documents that carry each,
+        falling as 1/rank"""
+        short = self.lengths[self.lengths <= np.percentile(self.lengths, quantile)]
+        blocks = [b[:short[rng.integers(0, len(short))]] for b in self.walk(rng, n, stay, topic)]
+        w = 1.0 / np.arange(1, n + 1)
+        return blocks, w / w.sum()
+
+    def boiler(self, rng, seq, blocks, weights, own):
+        """seq cut to a share of a boilerplate block's length (drawn from own,
+        a (low, high) range) with the block before or after it"""
+        block = blocks[rng.choice(len(blocks), p=weights)]
+        seq = seq[:max(1, int(round(rng.uniform(*own) * len(block))))]
+        return np.concatenate([block, seq] if rng.random() < 0.5 else [seq, block])
+
     def edit(self, rng, seq, rate):
         toks = list(seq)
         for _ in range(max(1, round(rate * len(toks)))):
@@ -139,15 +164,27 @@ def main():
     ap.add_argument('--copies', type=float, default=0.1, help='share of the documents that are planted copies')
     ap.add_argument('--stay', type=float, default=0.9,
                     help='probability that a walk goes on with the real text rather than jump')
-    ap.add_argument('--topic', type=int, default=20,
+    ap.add_argument('--topic', type=int, default=50,
                     help='consecutive real documents (a file, a package) that one document walks')
     ap.add_argument('--topic-zh', type=int, default=2, help='--topic for Chinese')
+    ap.add_argument('--boiler', type=float, default=0.085,
+                    help='share of the English documents that carry a boilerplate block')
+    ap.add_argument('--boiler-zh', type=float, default=0.07, help='--boiler for Chinese')
+    ap.add_argument('--blocks', type=int, default=100, help='boilerplate blocks per language')
+    ap.add_argument('--block-length', type=float, default=25,
+                    help="a block is as long as a random document of the language below this length percentile")
+    ap.add_argument('--block-length-zh', type=float, default=50, help='--block-length for Chinese')
+    ap.add_argument('--own', type=float, nargs=2, default=[0.3, 1.0],
+                    help="a boilerplate document's own text, as a share of its block's length: a range")
     ap.add_argument('--data', default=default_data())
     ap.add_argument('--truth')
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    langs = load(a.data)
-    en, zh, en_share = langs
+    en, zh, en_share = load(a.data)
+    # the same blocks in every run, whatever --seed: corpora made in parts share them
+    brng = np.random.default_rng(0)
+    blocks = dict((lang.zh, lang.templates(brng, a.blocks, a.stay, a.topic_zh if lang.zh else a.topic,
+                                                   a.block_length_zh if lang.zh else a.block_length)) for lang in (en, zh))
     out = sys.stdout
     buf = []
     truth = open(a.truth, 'w') if a.truth else None
@@ -163,7 +200,10 @@ def main():
             docs.append((lang, lang.walk(rng, k, a.stay, a.topic_zh if lang.zh else a.topic)))
         rows = []
         for lang, seqs in docs:
+            share = a.boiler_zh if lang.zh else a.boiler
             for s in seqs:
+                if rng.random() < share:
+                    s = lang.boiler(rng, s, *blocks[lang.zh], a.own)
                 rows.append((lang, s))
         order = rng.permutation(len(rows))
         i = 0
