@@ -372,7 +372,8 @@ def pk(a):
     ks64, ks128 = [12, 14, 16], [24, 26, 28, 30]
     # the fingerprints and their radii: simhash(body), simhash128(body), and
     # the shingle set's 128 bits (shingle_simhash128, the advice's)
-    fps = [('fp', ks64)] + ([('fp128', ks128), ('fpset', ks128)] if has_128() else [])
+    # and 256 bits, parts 0 and 1 of it side by side (the column list 'fpset, fpset1')
+    fps = [('fp', ks64)] + ([('fp128', ks128), ('fpset', ks128), ('fpset, fpset1', [49, 53, 57])] if has_128() else [])
     for lang in ('en', 'zh'):
         t = load_set('natural', lang)
         t5 = truth_pairs('natural', lang, 0.5)
@@ -399,6 +400,8 @@ def pk(a):
     if has_128():
         psql("ALTER TABLE pk_gen ADD fp128 simhash128, ADD fpset simhash128; UPDATE pk_gen SET fp128 = simhash128(body), "
              "fpset = shingle_simhash128(body, 3, CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END)", False)
+        psql("ALTER TABLE pk_gen ADD fpset1 simhash128; UPDATE pk_gen SET "
+             "fpset1 = shingle_simhash128(body, 3, CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END, 1)", False)
     for lang in ('en', 'zh'):
         n = int(psql("SELECT count(*) FROM pk_gen WHERE lang = '%s'" % lang)[0][0])
         for col, ks in fps:
@@ -410,7 +413,7 @@ def pk(a):
                 res[('generated', lang, col, k)] = sum(1 for (d,) in rows if int(d) <= k) / (n * (n - 1) / 2.0)
     print('| fingerprint | k | en real (pairs) | en generated | ratio | zh real (pairs) | zh generated | ratio |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|')
-    names = {'fp': 'simhash', 'fp128': 'simhash128', 'fpset': 'shingle_simhash128'}
+    names = {'fp': 'simhash', 'fp128': 'simhash128', 'fpset': 'shingle_simhash128', 'fpset, fpset1': '256 bits'}
     for col, ks in fps:
         for k in ks:
             cells = []
