@@ -483,6 +483,7 @@ def scale(a):
         r['found_positives'] = int(psql('SELECT count(*) FROM gen_pos p JOIN gen_cand c USING (id_a, id_b)')[0][0])
         r['unrelated_candidates'] = int(psql('SELECT count(*) FROM gen_cand c WHERE NOT EXISTS '
                                              '(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b)')[0][0])
+        r['below_half_share'] = below_half_share('gen_cand', r['candidates'])
         if r['candidates'] / n <= a.max_verify_per_doc:
             q = 'SELECT f.id, %s, g.body FROM gen_fp f JOIN gen g USING (id)' % fps
             r['verified_s'], rows = timed("SELECT count(*) FROM simhash_pairs(%s, %d, 0.8, 3, 'words')"
@@ -503,10 +504,23 @@ def scale(a):
     r['found_positives'] = int(psql('SELECT count(*) FROM gen_pos p JOIN mh_cand c USING (id_a, id_b)')[0][0])
     r['unrelated_candidates'] = int(psql('SELECT count(*) FROM mh_cand c WHERE NOT EXISTS '
                                          '(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b)')[0][0])
+    r['below_half_share'] = below_half_share('mh_cand', r['candidates'])
     r['end_to_end_s'] = m['total_s']
     report(r, n, npos)
     results['methods'].append(r)
     return results
+
+
+def below_half_share(table, candidates, sample=20000):
+    """the share of the unplanted candidates whose Jaccard similarity is
+    below 0.5 (unrelated, as p(k) counts them; the rest are documents of one
+    family, alike by chance or by a shared block), from a random sample"""
+    pct = min(100.0, 100.0 * 2 * sample / max(candidates, 1))
+    v = psql("SELECT avg((shingle_similarity(a.body, b.body, 3, 'words') < 0.5)::int) FROM "
+             "(SELECT c.id_a, c.id_b FROM %s c TABLESAMPLE BERNOULLI (%f) WHERE NOT EXISTS "
+             "(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b) LIMIT %d) s "
+             "JOIN gen a ON a.id = s.id_a JOIN gen b ON b.id = s.id_b" % (table, pct, sample))[0][0]
+    return float(v) if v else 0.0
 
 
 def median_time(runs, fn):
@@ -514,9 +528,11 @@ def median_time(runs, fn):
 
 
 def report(r, n, npos):
-    print('%-28s fp %s  cand %.1f s  %.2f cand/doc  %.3f unrelated/doc  recall(J>=.8) %.4f  verified %s  clusters %s  end-to-end %s'
+    print('%-28s fp %s  cand %.1f s  %.2f cand/doc  %.3f unplanted/doc  %.3f of them J < 0.5/doc  recall(J>=.8) %.4f  '
+          'verified %s  clusters %s  end-to-end %s'
           % (r['method'], fmt(r.get('fingerprints_s')), r['candidates_s'], r['candidates'] / n,
-             r['unrelated_candidates'] / n, r['found_positives'] / max(npos, 1), fmt(r.get('verified_s')),
+             r['unrelated_candidates'] / n, r['unrelated_candidates'] / n * r['below_half_share'],
+             r['found_positives'] / max(npos, 1), fmt(r.get('verified_s')),
              fmt(r.get('clusters_s')), fmt(r.get('end_to_end_s'))), flush=True)
 
 
