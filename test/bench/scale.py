@@ -555,10 +555,17 @@ def plot(a):
     ax[0].barh(names, cand, label='fingerprints and candidates')
     ax[0].barh(names, rest, left=cand, label='verification and clusters (not run for simhash64)')
     ax[0].set_xlabel('seconds, %d generated documents' % sc['n'])
-    ax[0].legend(fontsize=8)
-    ax[1].barh(names, [m['unrelated_candidates'] / sc['n'] for m in sc['methods']])
+    ax[0].legend(fontsize=8, loc='lower center', bbox_to_anchor=(0.5, 1.0))
+    y = np.arange(len(names))
+    unplanted = [m['unrelated_candidates'] / sc['n'] for m in sc['methods']]
+    ax[1].barh(y + 0.2, unplanted, height=0.4, label='not planted pairs')
+    ax[1].barh(y - 0.2, [u * m.get('below_half_share', 1.0) for u, m in zip(unplanted, sc['methods'])],
+               height=0.4, label='of them unrelated (Jaccard < 0.5)')
+    ax[1].set_yticks(y)
+    ax[1].set_yticklabels(names)
     ax[1].set_xscale('log')
-    ax[1].set_xlabel('candidates per document that are not planted pairs (%d documents)' % sc['n'])
+    ax[1].legend(fontsize=8, loc='lower center', bbox_to_anchor=(0.5, 1.0))
+    ax[1].set_xlabel('candidates per document (%d documents)' % sc['n'])
     sets = ['%s %s' % (r['set'], r['lang']) for r in qu]
     labels = sorted(set(r['method'] for r in qu))
     for i, m in enumerate(labels):
@@ -568,7 +575,7 @@ def plot(a):
     ax[2].set_xticks(range(len(sorted(set(sets), key=sets.index))))
     ax[2].set_xticklabels(sorted(set(sets), key=sets.index), fontsize=8)
     ax[2].set_ylabel('verified F1 at J >= 0.8 (public corpus)')
-    ax[2].legend(fontsize=8)
+    ax[2].legend(fontsize=7, loc='center left', bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     path = os.path.join(HERE, 'plots', 'scale.png')
     os.makedirs(os.path.dirname(path), exist_ok=True)
