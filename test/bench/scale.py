@@ -573,7 +573,7 @@ def plot(a):
         ys = [r['verified_f1'] for r in qu if r['method'] == m]
         ax[2].plot(xs, ys, marker='o', label=m)
     ax[2].set_xticks(range(len(sorted(set(sets), key=sets.index))))
-    ax[2].set_xticklabels(sorted(set(sets), key=sets.index), fontsize=8)
+    ax[2].set_xticklabels(sorted(set(sets), key=sets.index), fontsize=8, rotation=30)
     ax[2].set_ylabel('verified F1 at J >= 0.8 (public corpus)')
     ax[2].legend(fontsize=7, loc='center left', bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
