@@ -370,9 +370,9 @@ def pk(a):
     ratio over a handful of real pairs is mostly noise"""
     res, count = {}, {}
     ks64, ks128 = [12, 14, 16], [24, 26, 28, 30]
-    # the fingerprints and their radii: simhash(body), simhash128(body), and
-    # the shingle set's 128 bits (shingle_simhash128, the advice's)
-    # and 256 bits, parts 0 and 1 of it side by side (the column list 'fpset, fpset1')
+    # the fingerprints and their radii: simhash(body), simhash128(body), the
+    # shingle set's 128 bits (shingle_simhash128, the advice's), and 256 bits,
+    # parts 0 and 1 of it side by side (the column list 'fpset, fpset1')
     fps = [('fp', ks64)] + ([('fp128', ks128), ('fpset', ks128), ('fpset, fpset1', [49, 53, 57])] if has_128() else [])
     for lang in ('en', 'zh'):
         t = load_set('natural', lang)
@@ -383,8 +383,8 @@ def pk(a):
             rows = psql("SELECT id_a, id_b, distance FROM simhash_pairs('SELECT id, %s FROM %s', %d)" % (col, t, max(ks)))
             un = [int(d) for x, y, d in rows if (min(sid[int(x)], sid[int(y)]), max(sid[int(x)], sid[int(y)])) not in t5]
             for k in ks:
-                res[('real', lang, col, k)] = sum(1 for d in un if d <= k) / (n * (n - 1) / 2.0)
                 count[(lang, col, k)] = sum(1 for d in un if d <= k)
+                res[('real', lang, col, k)] = count[(lang, col, k)] / (n * (n - 1) / 2.0)
     # the generated corpus: four times as many documents per language as the natural set
     gen = os.path.join(tempfile.mkdtemp(), 'gen.tsv')
     with open(gen, 'w') as f:
@@ -398,10 +398,10 @@ def pk(a):
     psql("ALTER TABLE pk_gen ADD lang text, ADD fp simhash; UPDATE pk_gen SET fp = simhash(body), "
          "lang = CASE WHEN body ~ '[\\u4e00-\\u9fff]' THEN 'zh' ELSE 'en' END", False)
     if has_128():
-        psql("ALTER TABLE pk_gen ADD fp128 simhash128, ADD fpset simhash128; UPDATE pk_gen SET fp128 = simhash128(body), "
-             "fpset = shingle_simhash128(body, 3, CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END)", False)
-        psql("ALTER TABLE pk_gen ADD fpset1 simhash128; UPDATE pk_gen SET "
-             "fpset1 = shingle_simhash128(body, 3, CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END, 1)", False)
+        units = "CASE lang WHEN 'zh' THEN 'characters' ELSE 'words' END"
+        psql("ALTER TABLE pk_gen ADD fp128 simhash128, ADD fpset simhash128, ADD fpset1 simhash128; "
+             "UPDATE pk_gen SET fp128 = simhash128(body), fpset = shingle_simhash128(body, 3, %s), "
+             "fpset1 = shingle_simhash128(body, 3, %s, 1)" % (units, units), False)
     for lang in ('en', 'zh'):
         n = int(psql("SELECT count(*) FROM pk_gen WHERE lang = '%s'" % lang)[0][0])
         for col, ks in fps:
@@ -481,8 +481,7 @@ def scale(a):
             "SELECT * FROM simhash_pairs('SELECT id, %s FROM gen_fp f', %d)" % (fps, k), settings)[0])
         r['candidates'] = int(psql('SELECT count(*) FROM gen_cand')[0][0])
         r['found_positives'] = int(psql('SELECT count(*) FROM gen_pos p JOIN gen_cand c USING (id_a, id_b)')[0][0])
-        r['unrelated_candidates'] = int(psql('SELECT count(*) FROM gen_cand c WHERE NOT EXISTS '
-                                             '(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b)')[0][0])
+        r['unrelated_candidates'] = int(psql('SELECT count(*) FROM gen_cand c WHERE ' + UNPLANTED)[0][0])
         r['below_half_share'] = below_half_share('gen_cand', r['candidates'])
         if r['candidates'] / n <= a.max_verify_per_doc:
             q = 'SELECT f.id, %s, g.body FROM gen_fp f JOIN gen g USING (id)' % fps
@@ -502,13 +501,16 @@ def scale(a):
     r.update(m)
     r['candidates_s'] = m['shingles_s'] + m['signatures_s'] + m['lsh_s']
     r['found_positives'] = int(psql('SELECT count(*) FROM gen_pos p JOIN mh_cand c USING (id_a, id_b)')[0][0])
-    r['unrelated_candidates'] = int(psql('SELECT count(*) FROM mh_cand c WHERE NOT EXISTS '
-                                         '(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b)')[0][0])
+    r['unrelated_candidates'] = int(psql('SELECT count(*) FROM mh_cand c WHERE ' + UNPLANTED)[0][0])
     r['below_half_share'] = below_half_share('mh_cand', r['candidates'])
     r['end_to_end_s'] = m['total_s']
     report(r, n, npos)
     results['methods'].append(r)
     return results
+
+
+# a candidate pair c that is not a planted pair
+UNPLANTED = 'NOT EXISTS (SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b)'
 
 
 def below_half_share(table, candidates, sample=20000):
@@ -517,9 +519,8 @@ def below_half_share(table, candidates, sample=20000):
     family, alike by chance or by a shared block), from a random sample"""
     pct = min(100.0, 100.0 * 2 * sample / max(candidates, 1))
     v = psql("SELECT avg((shingle_similarity(a.body, b.body, 3, 'words') < 0.5)::int) FROM "
-             "(SELECT c.id_a, c.id_b FROM %s c TABLESAMPLE BERNOULLI (%f) WHERE NOT EXISTS "
-             "(SELECT 1 FROM gen_truth t WHERE t.id_a = c.id_a AND t.id_b = c.id_b) LIMIT %d) s "
-             "JOIN gen a ON a.id = s.id_a JOIN gen b ON b.id = s.id_b" % (table, pct, sample))[0][0]
+             "(SELECT c.id_a, c.id_b FROM %s c TABLESAMPLE BERNOULLI (%f) WHERE %s LIMIT %d) s "
+             "JOIN gen a ON a.id = s.id_a JOIN gen b ON b.id = s.id_b" % (table, pct, UNPLANTED, sample))[0][0]
     return float(v) if v else 0.0
 
 
