@@ -36,9 +36,10 @@
  * that a scan without conditions returns every row.  The tail is the blocks
  * from tail_start to the end, less those a merge in progress reserved, and
  * the filled part of each range of pages that a merge freed.  Inserts
- * append to the current insert page of their kind, else to a tail page that
- * VACUUM listed in the metapage as at most half full, else to the next page
- * of a freed range, else to a new page; VACUUM removes dead tail entries in
+ * append to an insert page of their kind (of fingerprints, one of several,
+ * so that concurrent writers append to pages of their own), else to a tail
+ * page that VACUUM listed in the metapage as at most half full, else to the
+ * next page of a freed range, else to a new page; VACUUM removes dead tail entries in
  * place by moving the page's last entry into the hole, and merges the tail
  * into new tables once it is large enough, as an insert does once the tail
  * is over the index's tail_limit.  Every change goes through generic WAL.
@@ -128,6 +129,13 @@ typedef HammingPageOpaqueData *HammingPageOpaque;
 #define HAMMING_TARGET_DATA			0
 #define HAMMING_TARGET_NULLS		1
 
+/*
+ * Insert pages of fingerprints: a backend appends to one, and moves to the
+ * next when another backend holds it, so that concurrent writers do not
+ * queue on one page (a lone writer keeps to the first)
+ */
+#define HAMMING_INSERT_SLOTS		8
+
 /* pages that VACUUM found at most half full, for inserts to fill again */
 #define HAMMING_MAX_FREE_PAGES		1000
 
@@ -207,9 +215,44 @@ typedef struct HammingMetaPageData
 	HammingRange range[HAMMING_MAX_RANGES];
 	uint32		nconsumed;
 	HammingRange consumed[3 * HAMMING_MAX_RANGES];
+
+	/*
+	 * The insert pages of fingerprints besides insert_page[HAMMING_TARGET_DATA]
+	 * (slot 0): 0 for none (block 0 is the metapage), as in an index written
+	 * before there were more
+	 */
+	BlockNumber more_insert_page[HAMMING_INSERT_SLOTS - 1];
 } HammingMetaPageData;
 
 #define HammingPageGetMeta(page) ((HammingMetaPageData *) HammingPageContents(page))
+
+/* insert pages of a target: HAMMING_INSERT_SLOTS of fingerprints, one of NULLs */
+static inline int
+hamming_insert_slots(int target)
+{
+	return target == HAMMING_TARGET_DATA ? HAMMING_INSERT_SLOTS : 1;
+}
+
+/* the insert page of a target's slot, InvalidBlockNumber for none */
+static inline BlockNumber
+hamming_get_insert_page(const HammingMetaPageData *meta, int target, int slot)
+{
+	BlockNumber blkno;
+
+	if (slot == 0)
+		return meta->insert_page[target];
+	blkno = meta->more_insert_page[slot - 1];
+	return blkno == HAMMING_METAPAGE_BLKNO ? InvalidBlockNumber : blkno;
+}
+
+static inline void
+hamming_set_insert_page(HammingMetaPageData *meta, int target, int slot, BlockNumber blkno)
+{
+	if (slot == 0)
+		meta->insert_page[target] = blkno;
+	else
+		meta->more_insert_page[slot - 1] = blkno == InvalidBlockNumber ? HAMMING_METAPAGE_BLKNO : blkno;
+}
 
 static inline bool
 hamming_page_is(Page page, uint16 kind)
@@ -351,6 +394,8 @@ extern int	hamming_tail_segments(const HammingMetaPageData *meta, BlockNumber en
 extern void hamming_check_tail_page(Relation index, const HammingTables *tables, Page page,
 									BlockNumber blkno);
 extern HammingMetaPageData *hamming_meta_for_write(Page page);
+extern bool hamming_is_insert_page(const HammingMetaPageData *meta, BlockNumber blkno);
+extern void hamming_clear_insert_pages(HammingMetaPageData *meta);
 extern void hamming_table_radii(int *radius, int k);
 extern void hamming_scan_init_orderbys(IndexScanDesc scan, int norderbys);
 extern void hamming_scan_set_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys);
@@ -370,8 +415,11 @@ extern Size hamming_table_pages(Size n, Size nnulls);
 /* hamming_merge.c */
 extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail);
 
-/* hamming_insert.c: append to a page if it takes the entry; append to a page with room */
-typedef bool (*HammingTryAppend) (Relation index, BlockNumber blkno, uint16 kind, const void *entry,
+/*
+ * hamming_insert.c: append to a page (exclusively locked) if it takes the
+ * entry; append to a page with room
+ */
+typedef bool (*HammingTryAppend) (Relation index, Buffer buffer, uint16 kind, const void *entry,
 								  ItemPointer tid);
 typedef void (*HammingAppend) (Page page, const void *entry, ItemPointer tid);
 extern BlockNumber hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,

@@ -161,9 +161,8 @@ hamming128_build(Relation heap, Relation index, IndexInfo *indexInfo)
  * empty page of the other kind is taken over).
  */
 static bool
-try_append128(Relation index, BlockNumber blkno, uint16 kind, const void *fp, ItemPointer tid)
+try_append128(Relation index, Buffer buffer, uint16 kind, const void *fp, ItemPointer tid)
 {
-	Buffer		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, NULL);
 	Page		page = BufferGetPage(buffer);
 	bool		empty = hamming_page_is(page, HAMMING_WIDE) && HammingPageGetOpaque(page)->nentries == 0;
 	bool		fits = empty ||
@@ -181,7 +180,6 @@ try_append128(Relation index, BlockNumber blkno, uint16 kind, const void *fp, It
 		page128_append(page, fp, tid);
 		GenericXLogFinish(xlog);
 	}
-	UnlockReleaseBuffer(buffer);
 	return fits;
 }
 
@@ -262,8 +260,7 @@ hamming128_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		for (i = 0; i < nthinned && meta->nfree < HAMMING_MAX_FREE_PAGES; i++)
 		{
-			bool		listed = thinned[i] == meta->insert_page[HAMMING_TARGET_DATA] ||
-				thinned[i] == meta->insert_page[HAMMING_TARGET_NULLS];
+			bool		listed = hamming_is_insert_page(meta, thinned[i]);
 
 			for (j = 0; j < (int) meta->nfree && !listed; j++)
 				listed = meta->free_page[j] == thinned[i];

@@ -331,11 +331,17 @@ check_metapage(CheckState *cs)
 	Buffer		buffer = check_read(cs, HAMMING_METAPAGE_BLKNO);
 	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(buffer));
 	int			target;
+	int			slot;
 	uint32		i;
 
 	for (target = 0; target < 2; target++)
-		CHECK(cs->index, meta->insert_page[target] == InvalidBlockNumber || in_tail(cs->index, meta, meta->insert_page[target]),
-			  "The metapage's insert page %u is not a tail page.", meta->insert_page[target]);
+		for (slot = 0; slot < hamming_insert_slots(target); slot++)
+		{
+			BlockNumber blkno = hamming_get_insert_page(meta, target, slot);
+
+			CHECK(cs->index, blkno == InvalidBlockNumber || in_tail(cs->index, meta, blkno),
+				  "The metapage's insert page %u is not a tail page.", blkno);
+		}
 	CHECK(cs->index, meta->nfree <= HAMMING_MAX_FREE_PAGES,
 		  "The metapage lists %u free pages, at most %d expected.", meta->nfree, HAMMING_MAX_FREE_PAGES);
 	for (i = 0; i < meta->nfree; i++)

@@ -1,10 +1,12 @@
 /*
  * hamming_insert.c
- *	  Inserting into a "hamming" index: the entry is appended to the insert
- *	  page of its kind (fingerprint or NULL) in the tail; when that one is
- *	  full, the next page of the metapage's free list becomes the insert
- *	  page, or the next page of a range that a merge freed, or a new page.  The probe tables never
- *	  take new entries: a merge (hamming_merge.c) moves the tail into new
+ *	  Inserting into a "hamming" index: the entry is appended to an insert
+ *	  page of its kind (fingerprint or NULL) in the tail (of fingerprints,
+ *	  one of HAMMING_INSERT_SLOTS, so that concurrent writers append to
+ *	  pages of their own); when that one is full, the next page of the
+ *	  metapage's free list becomes the insert page, or the next page of a
+ *	  range that a merge freed, or a new page.  The probe tables never take
+ *	  new entries: a merge (hamming_merge.c) moves the tail into new
  *	  ones, in VACUUM, or here when the tail outgrows the index's
  *	  tail_limit; a page that a merge consumed while the insert meant to
  *	  append to it is passed over.  Every change goes through generic WAL.
@@ -28,25 +30,25 @@ page_append(Page page, const void *entry, ItemPointer tid)
 	opaque->nentries++;
 }
 
+/* the insert page of a target's slot, as the metapage says now */
 static BlockNumber
-insert_target(Relation index, int target)
+insert_target(Relation index, int target, int slot)
 {
 	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	BlockNumber blkno;
 
-	blkno = HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target];
+	blkno = hamming_get_insert_page(HammingPageGetMeta(BufferGetPage(metabuf)), target, slot);
 	UnlockReleaseBuffer(metabuf);
 	return blkno;
 }
 
 /*
- * Append to page blkno if it takes entries of this kind and has room (an
- * empty page of the other kind is taken over).
+ * Append to the page (exclusively locked) if it takes entries of this kind
+ * and has room (an empty page of the other kind is taken over).
  */
 static bool
-try_append(Relation index, BlockNumber blkno, uint16 kind, const void *entry, ItemPointer tid)
+try_append(Relation index, Buffer buffer, uint16 kind, const void *entry, ItemPointer tid)
 {
-	Buffer		buffer = hamming_lock_page(index, blkno, BUFFER_LOCK_EXCLUSIVE, NULL);
 	Page		page = BufferGetPage(buffer);
 	bool		fits;
 	bool		empty;
@@ -77,7 +79,6 @@ try_append(Relation index, BlockNumber blkno, uint16 kind, const void *entry, It
 		page_append(page, entry, tid);
 		GenericXLogFinish(xlog);
 	}
-	UnlockReleaseBuffer(buffer);
 	return fits;
 }
 
@@ -97,20 +98,30 @@ new_tail_buffer(Relation index, HammingMetaPageData *meta)
 	return hamming_new_buffer(index);
 }
 
+/* the slot of the insert pages of fingerprints that this backend appended to last */
+static int	my_slot = 0;
+
 /*
- * Append an entry to the tail: to the insert page of its kind, else to the
- * next page of the metapage's free list, else to a new page.  try_append
- * appends to a page if it takes the entry, append to a new page; both for
- * the index's width (hamming128.c has its own).  Returns the tail's pages
- * when it added one, else 0.
+ * Append an entry to the tail: to an insert page of its kind, else to the
+ * next page of the metapage's free list, else to a new page.  Of the insert
+ * pages of fingerprints, the backend takes the one it took last, or the
+ * next one when another backend holds that one locked (the first free one
+ * it finds, else it waits for its own).  try_append appends to a page if it
+ * takes the entry, append to a new page; both for the index's width
+ * (hamming128.c has its own).  Returns the tail's pages when it added one,
+ * else 0.
  */
 BlockNumber
 hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry, ItemPointer tid,
 					 HammingTryAppend try_append, HammingAppend append)
 {
+	int			nslots = hamming_insert_slots(target);
+	int			busy = 0;		/* insert pages found locked by another backend */
+
 	for (;;)
 	{
-		BlockNumber blkno = insert_target(index, target);
+		int			slot = target == HAMMING_TARGET_DATA ? my_slot : 0;
+		BlockNumber blkno = insert_target(index, target, slot);
 		Buffer		metabuf;
 		Buffer		buffer;
 		GenericXLogState *xlog;
@@ -118,21 +129,40 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
-		if (blkno != InvalidBlockNumber && try_append(index, blkno, kind, entry, tid))
-			return 0;
+		if (blkno != InvalidBlockNumber)
+		{
+			bool		fits;
+
+			buffer = ReadBuffer(index, blkno);
+			if (busy < nslots - 1 && !ConditionalLockBuffer(buffer))
+			{
+				/* another writer appends there: the next slot */
+				ReleaseBuffer(buffer);
+				my_slot = (my_slot + 1) % nslots;
+				busy++;
+				continue;
+			}
+			if (busy >= nslots - 1)
+				LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			hamming_check_page(index, BufferGetPage(buffer), blkno);
+			fits = try_append(index, buffer, kind, entry, tid);
+			UnlockReleaseBuffer(buffer);
+			if (fits)
+				return 0;
+		}
 		/* the insert page is full: the next one, unless another backend was faster */
 		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
-		if (HammingPageGetMeta(BufferGetPage(metabuf))->insert_page[target] != blkno)
+		if (hamming_get_insert_page(HammingPageGetMeta(BufferGetPage(metabuf)), target, slot) != blkno)
 		{
 			UnlockReleaseBuffer(metabuf);
 			continue;
 		}
 		xlog = GenericXLogStart(index);
-		meta = HammingPageGetMeta(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+		meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
 		if (meta->nfree > 0)
 		{
 			/* a page that VACUUM emptied; the next round tries it */
-			meta->insert_page[target] = meta->free_page[--meta->nfree];
+			hamming_set_insert_page(meta, target, slot, meta->free_page[--meta->nfree]);
 			GenericXLogFinish(xlog);
 			UnlockReleaseBuffer(metabuf);
 			continue;
@@ -143,7 +173,7 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 		/* a page of the tail carries the generation of the tables it goes with */
 		HammingPageGetOpaque(page)->gen = meta->version >= 3 ? (uint16) meta->gen : 0;
 		append(page, entry, tid);
-		meta->insert_page[target] = BufferGetBlockNumber(buffer);
+		hamming_set_insert_page(meta, target, slot, BufferGetBlockNumber(buffer));
 		{
 			BlockNumber seg_start[HAMMING_MAX_SEGMENTS];
 			BlockNumber seg_end[HAMMING_MAX_SEGMENTS];

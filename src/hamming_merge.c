@@ -560,8 +560,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 			meta->range[i++] = left;
 	}
 	meta->nranges = i;
-	meta->insert_page[HAMMING_TARGET_DATA] = InvalidBlockNumber;
-	meta->insert_page[HAMMING_TARGET_NULLS] = InvalidBlockNumber;
+	hamming_clear_insert_pages(meta);
 	meta->nfree = 0;
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(metabuf);

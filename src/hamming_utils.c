@@ -96,6 +96,9 @@ hamming_init_page(Page page, uint16 kind)
 		((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
 
+StaticAssertDecl(MAXALIGN(sizeof(HammingMetaPageData)) <= HAMMING_PAGE_SPACE,
+				 "the metapage's data fits on a page");
+
 void
 hamming_init_metapage(Page page)
 {
@@ -105,8 +108,7 @@ hamming_init_metapage(Page page)
 	meta = HammingPageGetMeta(page);
 	meta->magic = HAMMING_MAGIC;
 	meta->version = HAMMING_VERSION;
-	meta->insert_page[HAMMING_TARGET_DATA] = InvalidBlockNumber;
-	meta->insert_page[HAMMING_TARGET_NULLS] = InvalidBlockNumber;
+	hamming_clear_insert_pages(meta);
 	meta->nfree = 0;
 	meta->tail_start = HAMMING_METAPAGE_BLKNO + 1;
 	((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
@@ -467,6 +469,32 @@ hamming_meta_for_write(Page page)
 
 	((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
 	return meta;
+}
+
+/* is blkno the insert page of some kind and slot? */
+bool
+hamming_is_insert_page(const HammingMetaPageData *meta, BlockNumber blkno)
+{
+	int			target;
+	int			slot;
+
+	for (target = 0; target < 2; target++)
+		for (slot = 0; slot < hamming_insert_slots(target); slot++)
+			if (hamming_get_insert_page(meta, target, slot) == blkno)
+				return true;
+	return false;
+}
+
+/* no insert pages: the next insert of each kind and slot takes a page */
+void
+hamming_clear_insert_pages(HammingMetaPageData *meta)
+{
+	int			target;
+	int			slot;
+
+	for (target = 0; target < 2; target++)
+		for (slot = 0; slot < hamming_insert_slots(target); slot++)
+			hamming_set_insert_page(meta, target, slot, InvalidBlockNumber);
 }
 
 /*

@@ -192,8 +192,7 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		{
 			BlockNumber page = free_page[--nfree];
 
-			if (page != meta->insert_page[HAMMING_TARGET_DATA] &&
-				page != meta->insert_page[HAMMING_TARGET_NULLS])
+			if (!hamming_is_insert_page(meta, page))
 				listed[nlisted++] = page;
 		}
 		if (nlisted != (int) meta->nfree ||
