@@ -29,6 +29,12 @@ sequential scan's on the same snapshot; then a fresh REINDEX of the 2N rows,
 measured the same way; and the insert time of the same 4 writers, as fast
 as they go and without the reader, into a hamming-indexed table and into a
 table with a btree.
+
+With --sweep instead: the trade-off that tail_limit sets.  For each
+tail_limit of SWEEP_LIMITS, N rows built and N inserted in batches as
+above (autovacuum on); the insert time beside a btree's, and for each query
+shape the largest and the median ratio to a fresh REINDEX over the five
+measurements.
 """
 import os
 import statistics
@@ -41,6 +47,8 @@ import time
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 CONCURRENT = "--concurrent" in sys.argv[1:]
 AFTER_MERGE = "--after-merge" in sys.argv[1:]
+SWEEP = "--sweep" in sys.argv[1:]
+SWEEP_LIMITS = (64, 128, 256, 512, 1024, 4096)
 N = int(ARGS[0]) if ARGS else 1_000_000
 WRITERS = 4
 WRITE_SECONDS = 120     # the writers' pace while the reader measures
@@ -348,5 +356,52 @@ def main_after_merge():
         print(f"| {state} | {done:,} | {cells} | {'yes' if ok else 'NO'} | {tail:,} | {merges} |")
 
 
+def main_sweep():
+    setup()
+    results = {}
+    fresh = None
+    for limit in SWEEP_LIMITS:
+        table = f"live_sweep{limit}"
+        log(f"tail_limit = {limit}: loading {N} rows")
+        load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = {limit});")
+        steps = []
+
+        def step(done, table=table):
+            t, ok = measure(table)
+            steps.append((t, ok, info(table)[1]))
+            log(f"tail_limit = {limit} +{done}: {t} exact={ok}")
+
+        spent = insert_all(table, step)
+        size, _, merges = info(table)
+        if fresh is None:
+            psql(f"REINDEX INDEX {table}_fp;")
+            fresh, fresh_ok = measure(table)
+            steps.append((fresh, fresh_ok, 0))
+        results[limit] = (spent, size, merges, steps)
+        psql(f"DROP TABLE {table};")
+    log("btree: loading")
+    load("live_sweepb", "CREATE INDEX live_sweepb_fp ON live_sweepb (fp);")
+    btree = insert_all("live_sweepb")
+    psql("DROP TABLE live_sweepb;")
+
+    shapes = list(fresh)
+    print(f"## What tail_limit trades: {N:,} rows built, {N:,} inserted in batches of {BATCH:,}, autovacuum on\n")
+    print(f"Each query shape: the largest and the median ratio to a fresh REINDEX of the {2 * N:,} rows over the "
+          f"five measurements (after every {STEP:,} rows; median ms over 30 queries, cached plans, one backend); "
+          "exact = every answer equals the sequential scan's.\n")
+    print("| tail_limit (kB) | insert time (s) | ratio to btree | merges | largest tail | " +
+          " | ".join(f"{s} max (median)" for s in shapes) + " | exact | size after (MB) |")
+    print("|---:|---:|---:|---:|---:|" + "---:|" * len(shapes) + "---|---:|")
+    for limit, (spent, size, merges, steps) in results.items():
+        timed = steps[:5]
+        cells = " | ".join(f"{max(t[s] for t, _, _ in timed) / fresh[s]:.2f}x "
+                           f"({statistics.median(t[s] for t, _, _ in timed) / fresh[s]:.2f}x)" for s in shapes)
+        print(f"| {limit} | {spent:.1f} | {spent / btree:.2f}x | {merges} | {max(tail for _, _, tail in timed):,} | "
+              f"{cells} | {'yes' if all(ok for _, ok, _ in steps) else 'NO'} | {size / 2**20:.1f} |")
+    print(f"| btree | {btree:.1f} | 1.00x | | | " + " | ".join("" for _ in shapes) + " | | |")
+    print("\nFresh REINDEX: " + ", ".join(f"{s} {fresh[s]:.3f} ms" for s in shapes) + ".")
+
+
 if __name__ == "__main__":
-    main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE else main()
+    (main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE
+     else main_sweep() if SWEEP else main())
