@@ -525,6 +525,21 @@ WHERE c.j <= 2 ORDER BY c.j;
 SELECT hamming_merge_tail('live_fp') AS merged_within_budget;
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
 WHERE c.j <= 2 ORDER BY c.j;
+-- a merge of a tail that is small beside the tables merges runs in order
+-- instead of sorting again (table 0's live entries with the tail's; tables
+-- 1..3's keys less the tombstones', with the tail's): exact through
+-- tombstones (VACUUM clears the TIDs of deleted rows in table 0) and
+-- fingerprints held several times, in the tables and the tail
+DELETE FROM live WHERE id % 3 = 0;
+VACUUM live;
+INSERT INTO live SELECT 3000000 + id, fp FROM live WHERE id % 17 = 1 OR id >= 100000 AND id < 900000;
+SELECT tail_entries < table_entries / 4 AS small_tail FROM hamming_index_info('live_fp');
+SELECT hamming_merge_tail('live_fp') AS merged_runs;
+SELECT tail_entries = 0 AS tail_merged, table_entries = (SELECT count(*) FROM live WHERE fp IS NOT NULL) AS every_live_row
+FROM hamming_index_info('live_fp');
+SELECT 'passed' AS check_after_runs_merged FROM hamming_index_check('live_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 1, 3, 9, 16, 30, 64]) x
+WHERE c.j <= 3 ORDER BY c.j;
 -- what hamming_merge_tail refuses, and a tail_limit below its minimum
 SELECT hamming_merge_tail('live');
 SELECT hamming_merge_tail('docs_pkey');

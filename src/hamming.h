@@ -310,6 +310,9 @@ typedef struct HammingEntry
 /* where hamming_write_tables() puts each page: returns its (logical) number */
 typedef BlockNumber (*HammingPageSink) (void *arg, Page page);
 
+/* the n sort keys of probe table j into keys, in order; false: not known */
+typedef bool (*HammingTableKeys) (void *arg, int table, uint64 *keys, Size n);
+
 /* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */
 typedef bool (*HammingProbeMatch) (void *arg, simhash fp, int distance);
 typedef bool (*HammingProbeEmit) (void *arg, const HammingHit *hit);
@@ -408,8 +411,11 @@ extern bool hamming_probe(Relation index, const HammingTables *tables, simhash q
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
-extern void hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
-								 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
+extern void hamming_write_tables(HammingEntry *entries, Size n, Size nsorted,
+								 const ItemPointerData *nulls, Size nnulls, uint16 gen,
+								 HammingPageSink sink, void *arg, HammingTableKeys table_keys,
+								 HammingMetaPageData *meta);
+extern void hamming_sort_keys(uint64 *keys, Size n);
 extern Size hamming_table_pages(Size n, Size nnulls);
 
 /* hamming_merge.c */

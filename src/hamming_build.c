@@ -222,6 +222,57 @@ rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *k
 	pfree(start);
 }
 
+void
+hamming_sort_keys(uint64 *keys, Size n)
+{
+	sort_keys(keys, n);
+}
+
+/*
+ * Put n entries in (fingerprint, TID) order.  A merge's first nsorted are
+ * table 0's, in order already: when the rest are at most half of them, the
+ * rest are sorted and the two runs merged from the back, the rest held in
+ * scratch (n uint64s); else, or if the first nsorted are out of order, all
+ * are sorted.
+ */
+static void
+order_entries(HammingEntry *entries, Size n, Size nsorted, uint64 *scratch)
+{
+	HammingEntry *rest = (HammingEntry *) scratch;
+	Size		nrest = n - nsorted;
+	Size		i;
+	Size		j;
+	Size		k;
+
+	for (i = 1; i < nsorted; i++)
+	{
+		if (entry_cmp(&entries[i - 1], &entries[i]) > 0)
+		{
+			nsorted = 0;
+			break;
+		}
+		if (i % 65536 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (nsorted == 0 || 2 * nrest > n)
+	{
+		sort_entries(entries, n);
+		return;
+	}
+	sort_entries(entries + nsorted, nrest);
+	memcpy(rest, entries + nsorted, nrest * sizeof(HammingEntry));
+	i = nsorted;
+	j = nrest;
+	k = n;
+	while (j > 0)
+	{
+		if (i > 0 && entry_cmp(&entries[i - 1], &rest[j - 1]) > 0)
+			entries[--k] = entries[--i];
+		else
+			entries[--k] = rest[--j];
+	}
+}
+
 static int
 dir_bits_for(Size n)
 {
@@ -306,11 +357,15 @@ plain_key(const void *keys, Size i)
  * Sort n entries four ways and write them as the probe tables, through
  * sink, in this order: table 0, the pages of nnulls NULL TIDs (a merge's;
  * a build puts them in the tail), then each table's directory and tables
- * 1..3, every page stamped with gen.  meta gets their description.
+ * 1..3, every page stamped with gen.  meta gets their description.  A
+ * merge says what saves sorting: the first nsorted entries are in order
+ * (order_entries), and table_keys, when it returns true, has put the keys
+ * of table j in order without a sort.
  */
 void
-hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
-					 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
+hamming_write_tables(HammingEntry *entries, Size n, Size nsorted, const ItemPointerData *nulls, Size nnulls,
+					 uint16 gen, HammingPageSink sink, void *arg, HammingTableKeys table_keys,
+					 HammingMetaPageData *meta)
 {
 	int			dir_bits = dir_bits_for(n);
 	PGAlignedBlock block;
@@ -323,8 +378,9 @@ hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls
 	meta->dir_bits = dir_bits;
 	meta->nsorted = (uint32) n;
 
+	keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-	sort_entries(entries, n);
+	order_entries(entries, n, nsorted, keys);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 
 	/* table 0: fingerprints and TIDs */
@@ -366,13 +422,13 @@ hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls
 	meta->dir_start[0] = write_directory(dir_bits, n, entry_key, entries, gen, sink, arg);
 
 	/* tables 1..3: the fingerprints rotated left by 16 j bits, sorted */
-	keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 	for (j = 1; j < HAMMING_NTABLES; j++)
 	{
 		int			rotation = j * HAMMING_BLOCK_BITS;
 
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-		rotated_sorted_keys(entries, n, rotation, keys);
+		if (table_keys == NULL || !table_keys(arg, j, keys, n))
+			rotated_sorted_keys(entries, n, rotation, keys);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 		hamming_init_page(page, HAMMING_KEYS);
 		meta->table_start[j] = InvalidBlockNumber;
@@ -446,7 +502,7 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 		if (state->nentries > 0)
 		{
-			hamming_write_tables(state->entries, state->nentries, NULL, 0, 0, build_sink, index, meta);
+			hamming_write_tables(state->entries, state->nentries, 0, NULL, 0, 0, build_sink, index, NULL, meta);
 			meta->tail_start = RelationGetNumberOfBlocks(index);
 		}
 		for (i = 0; i < state->nnulls; i++)

@@ -19,7 +19,10 @@
  *	     entries: a scan that read the metapage before the end still reads
  *	     them, with the tables of its time.
  *	  3. It writes the new tables, stamped with a new generation number, and
- *	     the block map that gives each of their pages' places.
+ *	     the block map that gives each of their pages' places.  Table 0's
+ *	     entries are read in order, and the old tables 1..3 are, so a tail
+ *	     that is small beside them is sorted alone and merged into those
+ *	     runs (merged_keys), instead of everything being sorted again.
  *	  4. Under the metapage's exclusive lock it publishes the new tables and
  *	     the tail behind the hole, and records what they replace (the old
  *	     tables and the consumed pages) with the next transaction ID.
@@ -84,6 +87,13 @@ typedef struct MergeState
 	ItemPointerData *nulls;
 	Size		nnulls;
 	Size		maxnulls;
+	/* what saves sorting (merged_keys) */
+	Size		ntable0;		/* entries[0..ntable0): table 0's live ones, in order */
+	uint64	   *dead;			/* fingerprints of table 0's tombstones */
+	Size		ndead;
+	Size		maxdead;
+	uint64	   *added;			/* fingerprints of the tail's entries, NULL: sort */
+	Size		nadded;
 } MergeState;
 
 /* write page as block blkno, whole, through generic WAL */
@@ -329,10 +339,104 @@ collect_tables(MergeState *ms, const HammingTables *tables)
 		CHECK_FOR_INTERRUPTS();
 		hamming_check_table_page(ms->index, tables, page, blkno, nulls ? HAMMING_NULLS : HAMMING_DATA);
 		for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+		{
 			if (ItemPointerIsValid(&HammingPageTids(page)[i]))
 				collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
+			else if (!nulls)
+			{
+				/* a tombstone: tables 1..3 hold its fingerprint */
+				if (ms->ndead >= ms->maxdead)
+				{
+					ms->maxdead = Max(ms->maxdead * 2, 64);
+					ms->dead = ms->dead ? repalloc_huge(ms->dead, ms->maxdead * sizeof(uint64)) :
+						palloc_extended(ms->maxdead * sizeof(uint64), MCXT_ALLOC_HUGE);
+				}
+				ms->dead[ms->ndead++] = HammingPageFingerprints(page)[i];
+			}
+		}
 		UnlockReleaseBuffer(buffer);
 	}
+	ms->ntable0 = ms->nentries;
+}
+
+/* rotate n keys left by bits more, and sort them */
+static void
+rotate_and_sort(uint64 *keys, Size n, int bits)
+{
+	Size		i;
+
+	for (i = 0; i < n; i++)
+		keys[i] = hamming_rotate_left(keys[i], bits);
+	hamming_sort_keys(keys, n);
+}
+
+/*
+ * The sort keys of new table j (the HammingTableKeys of a merge), without
+ * sorting them all: those of the old table j (every fingerprint of the old
+ * table 0, tombstones included, rotated), less the tombstones', plus the
+ * tail's, three runs in order merged.  Called for j = 1, 2, 3 in turn, each
+ * call rotating the small runs 16 bits further.  False when the tail is
+ * not at hand, or the old table is not what this needs (out of order, a
+ * tombstone's key missing, another count): the caller then sorts.
+ */
+static bool
+merged_keys(void *arg, int table, uint64 *keys, Size n)
+{
+	MergeState *ms = (MergeState *) arg;
+	const HammingTables *tables = ms->tables;
+	Size		pages = ((Size) tables->nsorted + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY;
+	Size		ia = 0;
+	Size		id = 0;
+	Size		out = 0;
+	Size		read = 0;
+	Size		lpage;
+	uint64		prev = 0;
+
+	if (ms->added == NULL || tables->ntables == 0)
+		return false;
+	rotate_and_sort(ms->added, ms->nadded, HAMMING_BLOCK_BITS);
+	rotate_and_sort(ms->dead, ms->ndead, HAMMING_BLOCK_BITS);
+	for (lpage = 0; lpage < pages; lpage++)
+	{
+		BlockNumber blkno = hamming_table_block(tables, tables->table_start[table] + lpage);
+		Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
+		Page		page = BufferGetPage(buffer);
+		const uint64 *old = HammingPageKeys(page);
+		int			nold;
+		int			i;
+		bool		ok = true;
+
+		CHECK_FOR_INTERRUPTS();
+		hamming_check_table_page(ms->index, tables, page, blkno, HAMMING_KEYS);
+		nold = HammingPageGetOpaque(page)->nentries;
+		for (i = 0; i < nold && ok; i++)
+		{
+			uint64		key = old[i];
+
+			ok = read++ == 0 || key >= prev;
+			prev = key;
+			while (ok && ia < ms->nadded && ms->added[ia] < key)
+			{
+				ok = out < n;
+				if (ok)
+					keys[out++] = ms->added[ia++];
+			}
+			if (ok && id < ms->ndead && ms->dead[id] == key)
+				id++;			/* a tombstone's */
+			else if (ok)
+			{
+				ok = (id == ms->ndead || ms->dead[id] > key) && out < n;
+				if (ok)
+					keys[out++] = key;
+			}
+		}
+		UnlockReleaseBuffer(buffer);
+		if (!ok)
+			return false;
+	}
+	while (ia < ms->nadded && out < n)
+		keys[out++] = ms->added[ia++];
+	return read == tables->nsorted && id == ms->ndead && ia == ms->nadded && out == n;
 }
 
 /*
@@ -579,9 +683,21 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 			consume(&ms, blkno);
 		}
 
-	/* 3. the new tables and their map */
+	/*
+	 * 3. the new tables and their map; the tail's fingerprints kept aside
+	 * (when memory holds them) so that tables 1..3 need not be sorted again
+	 */
+	if (tables.ntables > 0 &&
+		ms.nentries * HAMMING_MERGE_ROW_BYTES + (ms.nentries - ms.ntable0 + ms.ndead) * sizeof(uint64) <= budget)
+	{
+		ms.nadded = ms.nentries - ms.ntable0;
+		ms.added = palloc_extended(Max(ms.nadded, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+		for (i = 0; i < ms.nadded; i++)
+			ms.added[i] = ms.entries[ms.ntable0 + i].fp;
+	}
 	fresh = palloc0(sizeof(HammingMetaPageData));
-	hamming_write_tables(ms.entries, ms.nentries, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms, fresh);
+	hamming_write_tables(ms.entries, ms.nentries, ms.ntable0, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
+						 merged_keys, fresh);
 	fresh->nmap = write_map(&ms, ms.used, fresh->map_page);
 
 	/* 4. publish, and say what is replaced */
@@ -624,6 +740,10 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	pfree(ms.blocks);
 	pfree(ms.entries);
 	pfree(ms.nulls);
+	if (ms.dead)
+		pfree(ms.dead);
+	if (ms.added)
+		pfree(ms.added);
 	return true;
 }
 
