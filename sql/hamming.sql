@@ -549,6 +549,26 @@ SELECT hamming_merge_tail('live128_fp');
 SELECT probe_tables, merges FROM hamming_index_info('live128_fp');
 DROP TABLE live128;	-- hamming_index_check refuses it, as hamming_merge_tail does
 CREATE INDEX ON live USING hamming (fp) WITH (tail_limit = 32);
+ALTER INDEX live_fp SET (tail_limit = 0);
+CREATE INDEX ON live USING hamming (fp) WITH (tail_limit = -2);
+
+-- tail_limit unset: an insert merges a tail over 1 MB (and over 1/24 of the
+-- tables' rows, fewer here). The transaction right after a merge's cannot
+-- merge again (the pages the merge replaced wait for its snapshot); the
+-- next one can
+CREATE TABLE auto (id int, fp simhash) WITH (autovacuum_enabled = off);
+CREATE INDEX auto_fp ON auto USING hamming (fp);
+INSERT INTO auto SELECT i, random_simhash() FROM generate_series(1, 80000) i;
+SELECT merges, tail_pages <= 128 AS tail_under_1mb FROM hamming_index_info('auto_fp');
+INSERT INTO auto SELECT 100000 + i, random_simhash() FROM generate_series(1, 70000) i;
+INSERT INTO auto SELECT 180000 + i, random_simhash() FROM generate_series(1, 2000) i;
+SELECT merges, tail_pages <= 128 AS tail_under_1mb FROM hamming_index_info('auto_fp');
+INSERT INTO auto SELECT 200000 + j * 100 + d, flip_bits(c.fp, d) FROM centers c, generate_series(0, 16) d;
+SELECT c.j, x.* FROM centers c, crosscheck('auto', c.fp, ARRAY[0, 3, 9, 16, 64]) x
+WHERE c.j <= 2 ORDER BY c.j;
+ALTER INDEX auto_fp SET (tail_limit = -1);
+SELECT reloptions FROM pg_class WHERE relname = 'auto_fp';
+DROP TABLE auto;
 
 -- what the method refuses
 CREATE INDEX ON docs USING hamming (fp) WITH (blocks = 4);

@@ -265,9 +265,14 @@ hamming_page_is(Page page, uint16 kind)
  * index options: WITH (probe_tables = off) builds tail pages only;
  * WITH (max_distance = k) fixes the threshold of % in this index (the
  * radius of an exclusion constraint), -1 (unset) leaves it to the setting;
- * WITH (tail_limit = kB): an insert that makes the tail larger merges it
+ * WITH (tail_limit = kB): an insert that makes the tail larger merges it,
+ * -1 (unset): once the tail is over HAMMING_AUTO_TAIL_MIN kB and over
+ * 1/HAMMING_AUTO_TAIL_SHARE of the tables' entries (a merge rewrites the
+ * tables, so its cost per inserted row stays about the same as they grow)
  */
-#define HAMMING_DEFAULT_TAIL_LIMIT	4096
+#define HAMMING_MIN_TAIL_LIMIT		64
+#define HAMMING_AUTO_TAIL_MIN		1024
+#define HAMMING_AUTO_TAIL_SHARE		24
 typedef struct HammingOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
@@ -429,7 +434,8 @@ typedef bool (*HammingTryAppend) (Relation index, Buffer buffer, uint16 kind, co
 								  ItemPointer tid);
 typedef void (*HammingAppend) (Page page, const void *entry, ItemPointer tid);
 extern BlockNumber hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
-										ItemPointer tid, HammingTryAppend try_append, HammingAppend append);
+										ItemPointer tid, HammingTryAppend try_append, HammingAppend append,
+										uint32 *nsorted);
 extern bool hamming_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,

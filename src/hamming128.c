@@ -186,8 +186,11 @@ try_append128(Relation index, Buffer buffer, uint16 kind, const void *fp, ItemPo
 bool
 hamming128_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid)
 {
+	uint32		nsorted;		/* no probe tables here: no merges */
+
 	hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, entry_kind(isnull[0]),
-						 isnull[0] ? NULL : DatumGetSimhash128P(values[0]), ht_ctid, try_append128, page128_append);
+						 isnull[0] ? NULL : DatumGetSimhash128P(values[0]), ht_ctid, try_append128, page128_append,
+						 &nsorted);
 	return false;
 }
 

@@ -8,7 +8,7 @@
  *	  range that a merge freed, or a new page.  The probe tables never take
  *	  new entries: a merge (hamming_merge.c) moves the tail into new
  *	  ones, in VACUUM, or here when the tail outgrows the index's
- *	  tail_limit; a page that a merge consumed while the insert meant to
+ *	  tail_limit (or, unset, a share of the tables); a page that a merge consumed while the insert meant to
  *	  append to it is passed over.  Every change goes through generic WAL.
  */
 #include "hamming.h"
@@ -108,12 +108,12 @@ static int	my_slot = 0;
  * next one when another backend holds that one locked (the first free one
  * it finds, else it waits for its own).  try_append appends to a page if it
  * takes the entry, append to a new page; both for the index's width
- * (hamming128.c has its own).  Returns the tail's pages when it added one,
- * else 0.
+ * (hamming128.c has its own).  Returns the tail's pages when it added one
+ * (and the entries of the probe tables in *nsorted), else 0.
  */
 BlockNumber
 hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry, ItemPointer tid,
-					 HammingTryAppend try_append, HammingAppend append)
+					 HammingTryAppend try_append, HammingAppend append, uint32 *nsorted)
 {
 	int			nslots = hamming_insert_slots(target);
 	int			busy = 0;		/* insert pages found locked by another backend */
@@ -182,12 +182,30 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 
 			while (n-- > 0)
 				tail += seg_end[n] - seg_start[n];
+			*nsorted = meta->ntables > 0 ? meta->nsorted : 0;
 			GenericXLogFinish(xlog);
 			UnlockReleaseBuffer(buffer);
 			UnlockReleaseBuffer(metabuf);
 			return tail;
 		}
 	}
+}
+
+/*
+ * Is a tail of tail_pages pages over the index's tail_limit, or, when that
+ * is unset, over HAMMING_AUTO_TAIL_MIN kB and 1/HAMMING_AUTO_TAIL_SHARE of
+ * the nsorted entries of the probe tables?
+ */
+static bool
+tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
+{
+	int			limit = hamming_tail_limit(index);
+	double		kb = (double) tail_pages * (BLCKSZ / 1024);
+
+	if (limit >= 0)
+		return kb > limit;
+	return kb > HAMMING_AUTO_TAIL_MIN &&
+		(double) tail_pages * HAMMING_PAGE_CAPACITY > (double) nsorted / HAMMING_AUTO_TAIL_SHARE;
 }
 
 bool
@@ -199,12 +217,13 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 {
 	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
 	BlockNumber tail_pages;
+	uint32		nsorted;
 
 	tail_pages = hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
 									  isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid,
-									  try_append, page_append);
-	/* a tail over the index's tail_limit: merged now, unless VACUUM or another merge is at work */
-	if ((double) tail_pages * (BLCKSZ / 1024) > hamming_tail_limit(index) &&
+									  try_append, page_append, &nsorted);
+	/* a tail over the index's limit: merged now, unless VACUUM or another merge is at work */
+	if (tail_pages > 0 && tail_over_limit(index, tail_pages, nsorted) &&
 		ConditionalLockRelation(heapRel, ShareUpdateExclusiveLock))
 	{
 		hamming_merge(index, NULL, false);

@@ -40,8 +40,8 @@ hamming_init_reloptions(void)
 					  "The threshold of the % operator in this index, 0..64 (as in an exclusion constraint EXCLUDE USING hamming (fp WITH %)); unset (-1): the setting simhash.max_distance of the session",
 					  -1, -1, SIMHASH_BITS, AccessExclusiveLock);
 	add_int_reloption(hamming_relopt_kind, "tail_limit",
-					  "Size in kB of the tail (rows inserted since the probe tables were written) at which an insert merges it into new probe tables",
-					  HAMMING_DEFAULT_TAIL_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+					  "Size in kB of the tail (rows inserted since the probe tables were written) at which an insert merges it into new probe tables; -1 (unset): over 1 MB and over 1/24 of the rows in the probe tables",
+					  -1, -1, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 }
 
 bytea *
@@ -53,8 +53,17 @@ hamming_options(Datum reloptions, bool validate)
 		{"tail_limit", RELOPT_TYPE_INT, offsetof(HammingOptions, tail_limit)}
 	};
 
-	return (bytea *) build_reloptions(reloptions, validate, hamming_relopt_kind,
-									  sizeof(HammingOptions), options, lengthof(options));
+	HammingOptions *parsed;
+
+	parsed = (HammingOptions *) build_reloptions(reloptions, validate, hamming_relopt_kind,
+												 sizeof(HammingOptions), options, lengthof(options));
+	if (validate && parsed != NULL && parsed->tail_limit != -1 && parsed->tail_limit < HAMMING_MIN_TAIL_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value %d out of bounds for option \"tail_limit\"", parsed->tail_limit),
+				 errdetail("Valid values are -1 (merge by the size of the index) and %d to %d kB.",
+						   HAMMING_MIN_TAIL_LIMIT, MAX_KILOBYTES)));
+	return (bytea *) parsed;
 }
 
 /*
@@ -72,13 +81,13 @@ hamming_similar_radius(Relation index)
 	return simhash_max_distance_guc;
 }
 
-/* the tail_limit option of this index, kB */
+/* the tail_limit option of this index, kB; -1 when unset */
 int
 hamming_tail_limit(Relation index)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
 
-	return options != NULL ? options->tail_limit : HAMMING_DEFAULT_TAIL_LIMIT;
+	return options != NULL ? options->tail_limit : -1;
 }
 
 void
