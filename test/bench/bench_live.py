@@ -31,10 +31,11 @@ as they go and without the reader, into a hamming-indexed table and into a
 table with a btree.
 
 With --sweep instead: the trade-off that tail_limit sets.  For each
-tail_limit of SWEEP_LIMITS, N rows built and N inserted in batches as
-above (autovacuum on); the insert time beside a btree's, and for each query
-shape the largest and the median ratio to a fresh REINDEX over the five
-measurements.
+tail_limit of LIVE_LIMITS (kB, comma-separated, "auto" for the option
+unset; default 64,256,512,1024,4096,auto), N rows built and LIVE_INSERT
+(default N) inserted in batches as above (autovacuum on); the insert time
+beside a btree's, and, unless LIVE_MEASURE=0, for each query shape the
+largest and the median ratio to a fresh REINDEX over the five measurements.
 """
 import os
 import statistics
@@ -48,12 +49,13 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 CONCURRENT = "--concurrent" in sys.argv[1:]
 AFTER_MERGE = "--after-merge" in sys.argv[1:]
 SWEEP = "--sweep" in sys.argv[1:]
-SWEEP_LIMITS = (64, 128, 256, 512, 1024, 4096)
+SWEEP_LIMITS = os.environ.get("LIVE_LIMITS", "64,256,512,1024,4096,auto").split(",")
+SWEEP_MEASURE = os.environ.get("LIVE_MEASURE", "1") != "0"
 N = int(ARGS[0]) if ARGS else 1_000_000
+INSERT = int(os.environ.get("LIVE_INSERT", N))
 WRITERS = 4
 WRITE_SECONDS = 120     # the writers' pace while the reader measures
 BATCH = 10_000
-STEP = N // 5
 KS = (3, 9, 16)
 T0 = time.time()
 
@@ -152,15 +154,15 @@ def vacuuming(table):
     return psql(f"SELECT count(*) > 0 FROM pg_stat_progress_vacuum WHERE relid = '{table}'::regclass") == "t"
 
 
-def insert_all(table, on_step=None):
-    """N rows in batches; returns the seconds the inserts took (not the measurements)"""
+def insert_all(table, on_step=None, rows=N):
+    """rows in batches; returns the seconds the inserts took (not the measurements)"""
     spent = 0.0
-    for b in range(N // BATCH):
+    for b in range(rows // BATCH):
         t = time.time()
         psql(f"INSERT INTO {table} SELECT {N} + {b * BATCH} + i, random_fp() FROM generate_series(1, {BATCH}) i;")
         spent += time.time() - t
         done = (b + 1) * BATCH
-        if on_step and done % STEP == 0:
+        if on_step and done % (rows // 5) == 0:
             on_step(done)
     return spent
 
@@ -361,45 +363,49 @@ def main_sweep():
     results = {}
     fresh = None
     for limit in SWEEP_LIMITS:
-        table = f"live_sweep{limit}"
+        table = f"live_sweep_{limit}"
+        option = "" if limit == "auto" else f" WITH (tail_limit = {int(limit)})"
         log(f"tail_limit = {limit}: loading {N} rows")
-        load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = {limit});")
+        load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp){option};")
         steps = []
 
-        def step(done, table=table):
+        def step(done, table=table, limit=limit):
             t, ok = measure(table)
             steps.append((t, ok, info(table)[1]))
             log(f"tail_limit = {limit} +{done}: {t} exact={ok}")
 
-        spent = insert_all(table, step)
-        size, _, merges = info(table)
-        if fresh is None:
+        spent = insert_all(table, step if SWEEP_MEASURE else None, INSERT)
+        size, tail, merges = info(table)
+        if fresh is None and SWEEP_MEASURE:
             psql(f"REINDEX INDEX {table}_fp;")
             fresh, fresh_ok = measure(table)
             steps.append((fresh, fresh_ok, 0))
-        results[limit] = (spent, size, merges, steps)
+        results[limit] = (spent, size, merges, tail, steps)
         psql(f"DROP TABLE {table};")
     log("btree: loading")
     load("live_sweepb", "CREATE INDEX live_sweepb_fp ON live_sweepb (fp);")
-    btree = insert_all("live_sweepb")
+    btree = insert_all("live_sweepb", rows=INSERT)
     psql("DROP TABLE live_sweepb;")
 
-    shapes = list(fresh)
-    print(f"## What tail_limit trades: {N:,} rows built, {N:,} inserted in batches of {BATCH:,}, autovacuum on\n")
-    print(f"Each query shape: the largest and the median ratio to a fresh REINDEX of the {2 * N:,} rows over the "
-          f"five measurements (after every {STEP:,} rows; median ms over 30 queries, cached plans, one backend); "
-          "exact = every answer equals the sequential scan's.\n")
+    shapes = list(fresh) if fresh else []
+    print(f"## What tail_limit trades: {N:,} rows built, {INSERT:,} inserted in batches of {BATCH:,}, autovacuum on\n")
+    if shapes:
+        print(f"Each query shape: the largest and the median ratio to a fresh REINDEX of the {N + INSERT:,} rows over "
+              f"the five measurements (after every {INSERT // 5:,} rows; median ms over 30 queries, cached plans, one "
+              "backend); exact = every answer equals the sequential scan's; largest tail: at the measurements.\n")
     print("| tail_limit (kB) | insert time (s) | ratio to btree | merges | largest tail | " +
-          " | ".join(f"{s} max (median)" for s in shapes) + " | exact | size after (MB) |")
-    print("|---:|---:|---:|---:|---:|" + "---:|" * len(shapes) + "---|---:|")
-    for limit, (spent, size, merges, steps) in results.items():
+          "".join(f"{s} max (median) | " for s in shapes) + ("exact | " if shapes else "") + "size after (MB) |")
+    print("|---:|---:|---:|---:|---:|" + "---:|" * len(shapes) + ("---|" if shapes else "") + "---:|")
+    for limit, (spent, size, merges, tail, steps) in results.items():
         timed = steps[:5]
-        cells = " | ".join(f"{max(t[s] for t, _, _ in timed) / fresh[s]:.2f}x "
-                           f"({statistics.median(t[s] for t, _, _ in timed) / fresh[s]:.2f}x)" for s in shapes)
-        print(f"| {limit} | {spent:.1f} | {spent / btree:.2f}x | {merges} | {max(tail for _, _, tail in timed):,} | "
-              f"{cells} | {'yes' if all(ok for _, ok, _ in steps) else 'NO'} | {size / 2**20:.1f} |")
-    print(f"| btree | {btree:.1f} | 1.00x | | | " + " | ".join("" for _ in shapes) + " | | |")
-    print("\nFresh REINDEX: " + ", ".join(f"{s} {fresh[s]:.3f} ms" for s in shapes) + ".")
+        cells = "".join(f"{max(t[s] for t, _, _ in timed) / fresh[s]:.2f}x "
+                        f"({statistics.median(t[s] for t, _, _ in timed) / fresh[s]:.2f}x) | " for s in shapes)
+        largest = max([tail] + [tl for _, _, tl in timed])
+        exact = ("yes | " if all(ok for _, ok, _ in steps) else "NO | ") if shapes else ""
+        print(f"| {limit} | {spent:.1f} | {spent / btree:.2f}x | {merges} | {largest:,} | {cells}{exact}{size / 2**20:.1f} |")
+    print(f"| btree | {btree:.1f} | 1.00x | | | " + "| " * len(shapes) + ("| " if shapes else "") + "|")
+    if shapes:
+        print("\nFresh REINDEX: " + ", ".join(f"{s} {fresh[s]:.3f} ms" for s in shapes) + ".")
 
 
 if __name__ == "__main__":
