@@ -8,8 +8,9 @@
  *	  range that a merge freed, or a new page.  The probe tables never take
  *	  new entries: a merge (hamming_merge.c) moves the tail into new
  *	  ones, in VACUUM, or here when the tail outgrows the index's
- *	  tail_limit (or, unset, a share of the tables); a page that a merge consumed while the insert meant to
- *	  append to it is passed over.  Every change goes through generic WAL.
+ *	  tail_limit (or, unset, a share of the tables); a page that a merge
+ *	  consumed while the insert meant to append to it is passed over.
+ *	  Every change goes through generic WAL.
  */
 #include "hamming.h"
 
