@@ -39,10 +39,11 @@
  * append to an insert page of their kind (of fingerprints, one of several,
  * so that concurrent writers append to pages of their own), else to a tail
  * page that VACUUM listed in the metapage as at most half full, else to the
- * next page of a freed range, else to a new page; VACUUM removes dead tail entries in
- * place by moving the page's last entry into the hole, and merges the tail
- * into new tables once it is large enough, as an insert does once the tail
- * is over the index's tail_limit.  Every change goes through generic WAL.
+ * next page of a freed range, else to a new page; VACUUM removes dead tail
+ * entries in place by moving the page's last entry into the hole, and merges
+ * the tail into new tables once it is large enough, as an insert does once
+ * the tail is over the index's tail_limit.  Every change goes through
+ * generic WAL.
  *
  * A radius scan ("fp <@ simhash_ball(q, k)", "fp % q", "fp = q") either
  * probes the tables and reads the tail, or reads table 0 and the tail (a pass), which

@@ -135,7 +135,9 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 			bool		fits;
 
 			buffer = ReadBuffer(index, blkno);
-			if (busy < nslots - 1 && !ConditionalLockBuffer(buffer))
+			if (busy == nslots - 1)
+				LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);	/* every other slot was busy */
+			else if (!ConditionalLockBuffer(buffer))
 			{
 				/* another writer appends there: the next slot */
 				ReleaseBuffer(buffer);
@@ -143,8 +145,6 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 				busy++;
 				continue;
 			}
-			if (busy >= nslots - 1)
-				LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 			hamming_check_page(index, BufferGetPage(buffer), blkno);
 			fits = try_append(index, buffer, kind, entry, tid);
 			UnlockReleaseBuffer(buffer);

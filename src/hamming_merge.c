@@ -370,6 +370,16 @@ rotate_and_sort(uint64 *keys, Size n, int bits)
 	hamming_sort_keys(keys, n);
 }
 
+/* keys[(*out)++] = key, if there is room for it */
+static inline bool
+push_key(uint64 *keys, Size *out, Size n, uint64 key)
+{
+	if (*out >= n)
+		return false;
+	keys[(*out)++] = key;
+	return true;
+}
+
 /*
  * The sort keys of new table j (the HammingTableKeys of a merge), without
  * sorting them all: those of the old table j (every fingerprint of the old
@@ -391,52 +401,40 @@ merged_keys(void *arg, int table, uint64 *keys, Size n)
 	Size		read = 0;
 	Size		lpage;
 	uint64		prev = 0;
+	bool		ok = true;
 
 	if (ms->added == NULL || tables->ntables == 0)
 		return false;
 	rotate_and_sort(ms->added, ms->nadded, HAMMING_BLOCK_BITS);
 	rotate_and_sort(ms->dead, ms->ndead, HAMMING_BLOCK_BITS);
-	for (lpage = 0; lpage < pages; lpage++)
+	for (lpage = 0; ok && lpage < pages; lpage++)
 	{
 		BlockNumber blkno = hamming_table_block(tables, tables->table_start[table] + lpage);
 		Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
 		Page		page = BufferGetPage(buffer);
 		const uint64 *old = HammingPageKeys(page);
-		int			nold;
 		int			i;
-		bool		ok = true;
 
 		CHECK_FOR_INTERRUPTS();
 		hamming_check_table_page(ms->index, tables, page, blkno, HAMMING_KEYS);
-		nold = HammingPageGetOpaque(page)->nentries;
-		for (i = 0; i < nold && ok; i++)
+		for (i = 0; ok && i < HammingPageGetOpaque(page)->nentries; i++)
 		{
 			uint64		key = old[i];
 
 			ok = read++ == 0 || key >= prev;
 			prev = key;
 			while (ok && ia < ms->nadded && ms->added[ia] < key)
-			{
-				ok = out < n;
-				if (ok)
-					keys[out++] = ms->added[ia++];
-			}
+				ok = push_key(keys, &out, n, ms->added[ia++]);
 			if (ok && id < ms->ndead && ms->dead[id] == key)
 				id++;			/* a tombstone's */
 			else if (ok)
-			{
-				ok = (id == ms->ndead || ms->dead[id] > key) && out < n;
-				if (ok)
-					keys[out++] = key;
-			}
+				ok = (id == ms->ndead || ms->dead[id] > key) && push_key(keys, &out, n, key);
 		}
 		UnlockReleaseBuffer(buffer);
-		if (!ok)
-			return false;
 	}
-	while (ia < ms->nadded && out < n)
-		keys[out++] = ms->added[ia++];
-	return read == tables->nsorted && id == ms->ndead && ia == ms->nadded && out == n;
+	while (ok && ia < ms->nadded)
+		ok = push_key(keys, &out, n, ms->added[ia++]);
+	return ok && read == tables->nsorted && id == ms->ndead && out == n;
 }
 
 /*

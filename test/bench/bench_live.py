@@ -392,7 +392,8 @@ def main_sweep():
     if shapes:
         print(f"Each query shape: the largest and the median ratio to a fresh REINDEX of the {N + INSERT:,} rows over "
               f"the five measurements (after every {INSERT // 5:,} rows; median ms over 30 queries, cached plans, one "
-              "backend); exact = every answer equals the sequential scan's; largest tail: at the measurements.\n")
+              "backend); exact = every answer equals the sequential scan's; largest tail: at the measurements and at the "
+              "end.\n")
     print("| tail_limit (kB) | insert time (s) | ratio to btree | merges | largest tail | " +
           "".join(f"{s} max (median) | " for s in shapes) + ("exact | " if shapes else "") + "size after (MB) |")
     print("|---:|---:|---:|---:|---:|" + "---:|" * len(shapes) + ("---|" if shapes else "") + "---:|")
