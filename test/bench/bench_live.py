@@ -36,6 +36,15 @@ unset; default 64,256,512,1024,4096,auto), N rows built and LIVE_INSERT
 (default N) inserted in batches as above (autovacuum on); the insert time
 beside a btree's, and, unless LIVE_MEASURE=0, for each query shape the
 largest and the median ratio to a fresh REINDEX over the five measurements.
+
+With --levels instead: what a second level of small probe tables (merged
+from the tail every few thousand rows) would cost a lookup, measured with
+what exists.  A fresh index of 2N rows with a tail of 0, 2,000 and 5,000
+rows; fresh indexes of 25,000 and 100,000 rows (the second level's size)
+and an index of no rows (what any scan costs); each measured as above,
+three rounds in turn, the median of the three.  A lookup through both
+levels would cost about: the 2N-row index with its tail, plus the small
+index less the empty one.
 """
 import os
 import statistics
@@ -49,6 +58,9 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 CONCURRENT = "--concurrent" in sys.argv[1:]
 AFTER_MERGE = "--after-merge" in sys.argv[1:]
 SWEEP = "--sweep" in sys.argv[1:]
+LEVELS = "--levels" in sys.argv[1:]
+LEVEL_ROWS = (25_000, 100_000)
+LEVEL_TAILS = (2_000, 5_000)
 SWEEP_LIMITS = os.environ.get("LIVE_LIMITS", "64,256,512,1024,4096,auto").split(",")
 SWEEP_MEASURE = os.environ.get("LIVE_MEASURE", "1") != "0"
 N = int(ARGS[0]) if ARGS else 1_000_000
@@ -69,7 +81,7 @@ def psql(sql):
                        input=sql, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"psql failed:\n{sql[:2000]}\n{r.stderr}")
-    return r.stdout.strip()
+    return r.stdout.strip("\n")
 
 
 def setup():
@@ -83,13 +95,13 @@ $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << b) FROM
 """)
 
 
-def load(table, index_sql):
+def load(table, index_sql, rows=N):
     psql(f"""
 SELECT setseed(0.42);
 DROP TABLE IF EXISTS {table}, queries;
 CREATE TABLE queries AS SELECT j, random_fp() AS fp FROM generate_series(1, 30) j;
 CREATE TABLE {table} (id bigint, fp simhash);
-INSERT INTO {table} SELECT i, random_fp() FROM generate_series(1, {N}) i;
+INSERT INTO {table} SELECT i, random_fp() FROM generate_series(1, {rows}) i;
 INSERT INTO {table} SELECT 10000000000 + j * 100 + d, flip_bits(q.fp, d) FROM queries q, generate_series(0, 16) d;
 {index_sql}
 VACUUM ANALYZE {table};
@@ -409,6 +421,70 @@ def main_sweep():
         print("\nFresh REINDEX: " + ", ".join(f"{s} {fresh[s]:.3f} ms" for s in shapes) + ".")
 
 
+def main_levels():
+    setup()
+    big = "live_lv"
+    log(f"levels: loading {2 * N} rows")
+    load(big, f"CREATE INDEX {big}_fp ON {big} USING hamming (fp) WITH (tail_limit = 2147483647); "
+         f"ALTER TABLE {big} SET (autovacuum_enabled = off);", rows=2 * N)
+    small = {}
+    for rows in (0,) + LEVEL_ROWS:
+        table = f"live_lv{rows}"
+        small[rows] = table
+        psql(f"""
+SELECT setseed(0.17);
+DROP TABLE IF EXISTS {table};
+CREATE TABLE {table} (id bigint, fp simhash);
+INSERT INTO {table} SELECT i, random_fp() FROM generate_series(1, {rows}) i;
+CREATE INDEX {table}_fp ON {table} USING hamming (fp);
+VACUUM ANALYZE {table};
+""")
+    times = {}
+    exact = True
+
+    def take(name, table):
+        nonlocal exact
+        t, ok = measure(table)
+        exact &= ok
+        times.setdefault(name, []).append(t)
+        log(f"{name}: {t} exact={ok}")
+
+    tail = 0
+    for rnd in range(3):
+        take(f"{2 * N:,} rows, fresh", big)
+        for rows, table in small.items():
+            take(f"{rows:,} rows, fresh", table)
+    for want in LEVEL_TAILS:
+        psql(f"INSERT INTO {big} SELECT 20000000000 + {tail} + i, random_fp() FROM generate_series(1, {want - tail}) i;")
+        tail = want
+        if info(big)[1] != tail:
+            sys.exit(f"the tail holds {info(big)[1]} rows, not {tail}")
+        for rnd in range(3):
+            take(f"{2 * N:,} rows, tail of {tail:,}", big)
+    med = {name: {s: statistics.median(t[s] for t in ts) for s in ts[0]} for name, ts in times.items()}
+    fresh = med[f"{2 * N:,} rows, fresh"]
+    empty = med["0 rows, fresh"]
+    shapes = list(fresh)
+    print(f"## What a second level of probe tables would cost: a {2 * N:,}-row index, small indexes, tails\n")
+    print("Median ms over 30 queries (cached plans, one backend), the median of three rounds; "
+          f"ratio to the fresh {2 * N:,}-row index in brackets; every answer "
+          + ("equals" if exact else "does NOT always equal") + " the sequential scan's.\n")
+    print("| index | " + " | ".join(shapes) + " |")
+    print("|---|" + "---:|" * len(shapes))
+    for name, t in med.items():
+        print(f"| {name} | " + " | ".join(f"{t[s]:.4f} ({t[s] / fresh[s]:.2f}x)" for s in shapes) + " |")
+    print(f"\nEstimated lookup through two levels: the {2 * N:,}-row index with its tail, plus a small index "
+          "less the empty one (ratio to fresh):\n")
+    print("| second level | tail | " + " | ".join(shapes) + " |")
+    print("|---:|---:|" + "---:|" * len(shapes))
+    for rows in LEVEL_ROWS:
+        for want in LEVEL_TAILS:
+            t = med[f"{2 * N:,} rows, tail of {want:,}"]
+            s_ = med[f"{rows:,} rows, fresh"]
+            print(f"| {rows:,} | {want:,} | " + " | ".join(
+                f"{(t[s] + s_[s] - empty[s]) / fresh[s]:.2f}x" for s in shapes) + " |")
+
+
 if __name__ == "__main__":
     (main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE
-     else main_sweep() if SWEEP else main())
+     else main_sweep() if SWEEP else main_levels() if LEVELS else main())
