@@ -89,9 +89,13 @@ typedef struct MergeState
 	Size		maxnulls;
 	/* what saves sorting (merged_keys) */
 	Size		ntable0;		/* entries[0..ntable0): table 0's live ones, in order */
-	uint64	   *dead;			/* fingerprints of table 0's tombstones */
+	/*
+	 * fingerprints of table 0's tombstones: while entries are collected, in
+	 * the entries array from its end down (a tombstone takes a slot that no
+	 * entry takes, so the two fit in the slots counted), then packed there
+	 */
+	uint64	   *dead;
 	Size		ndead;
-	Size		maxdead;
 	uint64	   *added;			/* fingerprints of the tail's entries, NULL: sort */
 	Size		nadded;
 } MergeState;
@@ -121,6 +125,21 @@ merge_sink(void *arg, Page page)
 	return (BlockNumber) ms->used++;
 }
 
+/* room for one more entry or tombstone: the tombstones move to the new end */
+static void
+make_room(MergeState *ms)
+{
+	Size		old = ms->maxentries;
+
+	if (ms->nentries + ms->ndead < old)
+		return;
+	ms->maxentries *= 2;
+	ms->entries = repalloc_huge(ms->entries, ms->maxentries * sizeof(HammingEntry));
+	memmove(&ms->entries[ms->maxentries - ms->ndead], &ms->entries[old - ms->ndead],
+			ms->ndead * sizeof(HammingEntry));
+}
+
+/* an entry of table 0 or the tail, or a NULL TID */
 static void
 collect(MergeState *ms, uint64 fp, ItemPointer tid, bool isnull)
 {
@@ -134,13 +153,31 @@ collect(MergeState *ms, uint64 fp, ItemPointer tid, bool isnull)
 		ms->nulls[ms->nnulls++] = *tid;
 		return;
 	}
-	if (ms->nentries >= ms->maxentries)
-	{
-		ms->maxentries *= 2;
-		ms->entries = repalloc_huge(ms->entries, ms->maxentries * sizeof(HammingEntry));
-	}
+	make_room(ms);
 	ms->entries[ms->nentries].fp = fp;
 	ms->entries[ms->nentries++].tid = *tid;
+}
+
+/* a tombstone of table 0, whose fingerprint tables 1..3 hold */
+static void
+collect_dead(MergeState *ms, uint64 fp)
+{
+	make_room(ms);
+	ms->entries[ms->maxentries - 1 - ms->ndead++].fp = fp;
+}
+
+/* the tombstones' fingerprints as an array, at the end of the entries' */
+static void
+pack_dead(MergeState *ms)
+{
+	const HammingEntry *from = &ms->entries[ms->maxentries - ms->ndead];
+	uint64	   *to = (uint64 *) from;
+	Size		i;
+
+	/* to[i] lies within from[i / 2]: each is read before it is written */
+	for (i = 0; i < ms->ndead; i++)
+		to[i] = from[i].fp;
+	ms->dead = to;
 }
 
 /* free the pages of a map page's list, and the map page */
@@ -344,14 +381,7 @@ collect_tables(MergeState *ms, const HammingTables *tables)
 				collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
 			else if (!nulls)
 			{
-				/* a tombstone: tables 1..3 hold its fingerprint */
-				if (ms->ndead >= ms->maxdead)
-				{
-					ms->maxdead = Max(ms->maxdead * 2, 64);
-					ms->dead = ms->dead ? repalloc_huge(ms->dead, ms->maxdead * sizeof(uint64)) :
-						palloc_extended(ms->maxdead * sizeof(uint64), MCXT_ALLOC_HUGE);
-				}
-				ms->dead[ms->ndead++] = HammingPageFingerprints(page)[i];
+				collect_dead(ms, HammingPageFingerprints(page)[i]);
 			}
 		}
 		UnlockReleaseBuffer(buffer);
@@ -685,8 +715,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	 * 3. the new tables and their map; the tail's fingerprints kept aside
 	 * (when memory holds them) so that tables 1..3 need not be sorted again
 	 */
+	pack_dead(&ms);
 	if (tables.ntables > 0 &&
-		ms.nentries * HAMMING_MERGE_ROW_BYTES + (ms.nentries - ms.ntable0 + ms.ndead) * sizeof(uint64) <= budget)
+		ms.maxentries * sizeof(HammingEntry) + (2 * ms.nentries - ms.ntable0) * sizeof(uint64) <= budget)
 	{
 		ms.nadded = ms.nentries - ms.ntable0;
 		ms.added = palloc_extended(Max(ms.nadded, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
@@ -738,8 +769,6 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	pfree(ms.blocks);
 	pfree(ms.entries);
 	pfree(ms.nulls);
-	if (ms.dead)
-		pfree(ms.dead);
 	if (ms.added)
 		pfree(ms.added);
 	return true;
