@@ -313,11 +313,31 @@ typedef struct HammingEntry
 	ItemPointerData tid;
 } HammingEntry;
 
+/* table 0's order: by fingerprint, then TID */
+static inline int
+hamming_entry_cmp(const HammingEntry *x, const HammingEntry *y)
+{
+	if (x->fp != y->fp)
+		return x->fp < y->fp ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+}
+
 /* where hamming_write_tables() puts each page: returns its (logical) number */
 typedef BlockNumber (*HammingPageSink) (void *arg, Page page);
 
 /* the n sort keys of probe table j into keys, in order; false: not known */
 typedef bool (*HammingTableKeys) (void *arg, int table, uint64 *keys, Size n);
+
+/*
+ * What hamming_write_streams() writes, one at a time and in order: table
+ * 0's entries, then the sort keys of table 1, 2 and 3; false at the end.
+ */
+typedef struct HammingTableSource
+{
+	bool		(*next_entry) (void *arg, HammingEntry *entry);
+	bool		(*next_key) (void *arg, int table, uint64 *key);
+	void	   *arg;
+} HammingTableSource;
 
 /* hamming_probe(): does a fingerprint at this distance satisfy the scan? take a row */
 typedef bool (*HammingProbeMatch) (void *arg, simhash fp, int distance);
@@ -421,7 +441,11 @@ extern void hamming_write_tables(HammingEntry *entries, Size n, Size nsorted,
 								 const ItemPointerData *nulls, Size nnulls, uint16 gen,
 								 HammingPageSink sink, void *arg, HammingTableKeys table_keys,
 								 HammingMetaPageData *meta);
+extern void hamming_write_streams(Size n, const HammingTableSource *source,
+								  const ItemPointerData *nulls, Size nnulls, uint16 gen,
+								  HammingPageSink sink, void *arg, HammingMetaPageData *meta);
 extern void hamming_sort_keys(uint64 *keys, Size n);
+extern void hamming_sort_entries(HammingEntry *entries, Size n);
 extern Size hamming_table_pages(Size n, Size nnulls);
 
 /* hamming_merge.c */

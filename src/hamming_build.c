@@ -155,17 +155,9 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 }
 
 /* sort_entries(): by fingerprint, then TID (the comparison inlined) */
-static inline int
-entry_cmp(const HammingEntry *x, const HammingEntry *y)
-{
-	if (x->fp != y->fp)
-		return x->fp < y->fp ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
-}
-
 #define ST_SORT sort_entries
 #define ST_ELEMENT_TYPE HammingEntry
-#define ST_COMPARE(a, b) entry_cmp(a, b)
+#define ST_COMPARE(a, b) hamming_entry_cmp(a, b)
 #define ST_SCOPE static
 #define ST_DEFINE
 #include "lib/sort_template.h"
@@ -228,6 +220,12 @@ hamming_sort_keys(uint64 *keys, Size n)
 	sort_keys(keys, n);
 }
 
+void
+hamming_sort_entries(HammingEntry *entries, Size n)
+{
+	sort_entries(entries, n);
+}
+
 /*
  * Put n entries in (fingerprint, TID) order.  A merge's first nsorted are
  * table 0's, in order already: when the rest are at most half of them, the
@@ -246,7 +244,7 @@ order_entries(HammingEntry *entries, Size n, Size nsorted, uint64 *scratch)
 
 	for (i = 1; i < nsorted; i++)
 	{
-		if (entry_cmp(&entries[i - 1], &entries[i]) > 0)
+		if (hamming_entry_cmp(&entries[i - 1], &entries[i]) > 0)
 		{
 			nsorted = 0;
 			break;
@@ -266,7 +264,7 @@ order_entries(HammingEntry *entries, Size n, Size nsorted, uint64 *scratch)
 	k = n;
 	while (j > 0)
 	{
-		if (i > 0 && entry_cmp(&entries[i - 1], &rest[j - 1]) > 0)
+		if (i > 0 && hamming_entry_cmp(&entries[i - 1], &rest[j - 1]) > 0)
 			entries[--k] = entries[--i];
 		else
 			entries[--k] = rest[--j];
@@ -309,30 +307,129 @@ sink_page(HammingPageSink sink, void *arg, Page page, uint16 kind, uint16 gen)
 	return blkno;
 }
 
-/* write the directory of n sorted keys (key(i) gives key i); returns its first page */
+/*
+ * A probe table written entry by entry, in order: its pages go to the sink
+ * as they fill, and its directory (for each bucket of dir_bits prefix bits,
+ * the number of the first entry whose prefix is that or more) is counted as
+ * the entries come.
+ */
+typedef struct TableWriter
+{
+	HammingPageSink sink;
+	void	   *arg;
+	uint16		gen;
+	uint16		kind;
+	int			table;
+	int			dir_bits;
+	uint32	   *dir;			/* 2^dir_bits + 1 entries */
+	uint32		next_bucket;	/* the buckets before it are counted */
+	Size		n;				/* entries so far */
+	uint64		last;			/* the last key */
+	BlockNumber first;
+	PGAlignedBlock block;
+} TableWriter;
+
+static void
+writer_start(TableWriter *w, int table, uint16 kind)
+{
+	w->table = table;
+	w->kind = kind;
+	w->n = 0;
+	w->next_bucket = 0;
+	w->first = InvalidBlockNumber;
+	hamming_init_page(w->block.data, kind);
+}
+
+/* key is the next in order: counted in the directory */
+static inline void
+writer_count(TableWriter *w, uint64 key)
+{
+	uint32		bucket = (uint32) (key >> (64 - w->dir_bits));
+
+	if (w->n > 0 && key < w->last)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("probe table %d of a hamming index is not in order", w->table),
+				 errhint("REINDEX the index.")));
+	w->last = key;
+	while (w->next_bucket <= bucket)
+		w->dir[w->next_bucket++] = (uint32) w->n;
+	w->n++;
+}
+
+/* the page in hand, if it has entries, to the sink */
+static void
+writer_flush(TableWriter *w)
+{
+	Page		page = w->block.data;
+	BlockNumber blkno;
+
+	if (HammingPageGetOpaque(page)->nentries == 0)
+		return;
+	blkno = sink_page(w->sink, w->arg, page, w->kind, w->gen);
+	if (w->first == InvalidBlockNumber)
+		w->first = blkno;
+}
+
+static void
+writer_entry(TableWriter *w, const HammingEntry *entry)
+{
+	Page		page = w->block.data;
+	HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+	writer_count(w, entry->fp);
+	HammingPageFingerprints(page)[opaque->nentries] = entry->fp;
+	HammingPageTids(page)[opaque->nentries++] = entry->tid;
+	if (opaque->nentries == HAMMING_PAGE_CAPACITY)
+		writer_flush(w);
+}
+
+static void
+writer_key(TableWriter *w, uint64 key)
+{
+	Page		page = w->block.data;
+	HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+	writer_count(w, key);
+	HammingPageKeys(page)[opaque->nentries++] = key;
+	if (opaque->nentries == HAMMING_KEYS_CAPACITY)
+		writer_flush(w);
+}
+
+/* the table's last page, once it has its n entries; returns its first page */
 static BlockNumber
-write_directory(int dir_bits, Size n, uint64 (*key) (const void *keys, Size i), const void *keys,
-				uint16 gen, HammingPageSink sink, void *arg)
+writer_finish(TableWriter *w, Size n)
+{
+	if (w->n != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("probe table %d of a hamming index has %zu entries, not %zu", w->table, w->n, n),
+				 errhint("REINDEX the index.")));
+	writer_flush(w);
+	while (w->next_bucket <= ((uint32) 1 << w->dir_bits))
+		w->dir[w->next_bucket++] = (uint32) w->n;
+	return w->first;
+}
+
+/* the directory counted, as pages; returns the first */
+static BlockNumber
+writer_directory(TableWriter *w)
 {
 	PGAlignedBlock block;
 	Page		page = block.data;
-	uint32		nbuckets = (uint32) 1 << dir_bits;
-	uint32		bucket;
-	Size		i = 0;
+	uint32		nentries = ((uint32) 1 << w->dir_bits) + 1;
+	uint32		i;
 	BlockNumber first = InvalidBlockNumber;
 
 	hamming_init_page(page, HAMMING_DIRECTORY);
-	for (bucket = 0; bucket <= nbuckets; bucket++)
+	for (i = 0; i < nentries; i++)
 	{
 		HammingPageOpaque opaque = HammingPageGetOpaque(page);
 
-		/* first entry whose prefix is >= bucket */
-		while (i < n && (bucket == nbuckets || (key(keys, i) >> (64 - dir_bits)) < bucket))
-			i++;
-		HammingPageDirectory(page)[opaque->nentries++] = (uint32) i;
-		if (opaque->nentries == HAMMING_DIRECTORY_CAPACITY || bucket == nbuckets)
+		HammingPageDirectory(page)[opaque->nentries++] = w->dir[i];
+		if (opaque->nentries == HAMMING_DIRECTORY_CAPACITY || i == nentries - 1)
 		{
-			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_DIRECTORY, gen);
+			BlockNumber blkno = sink_page(w->sink, w->arg, page, HAMMING_DIRECTORY, w->gen);
 
 			if (first == InvalidBlockNumber)
 				first = blkno;
@@ -341,65 +438,40 @@ write_directory(int dir_bits, Size n, uint64 (*key) (const void *keys, Size i), 
 	return first;
 }
 
-static uint64
-entry_key(const void *keys, Size i)
-{
-	return ((const HammingEntry *) keys)[i].fp;
-}
-
-static uint64
-plain_key(const void *keys, Size i)
-{
-	return ((const uint64 *) keys)[i];
-}
-
 /*
- * Sort n entries four ways and write them as the probe tables, through
+ * Write the probe tables of n entries that source gives in order, through
  * sink, in this order: table 0, the pages of nnulls NULL TIDs (a merge's;
  * a build puts them in the tail), then each table's directory and tables
  * 1..3, every page stamped with gen.  meta gets their description.  A
- * merge says what saves sorting: the first nsorted entries are in order
- * (order_entries), and table_keys, when it returns true, has put the keys
- * of table j in order without a sort.
+ * source that gives entries or keys out of order, or not n of them, is an
+ * error (a damaged index a merge reads).
  */
 void
-hamming_write_tables(HammingEntry *entries, Size n, Size nsorted, const ItemPointerData *nulls, Size nnulls,
-					 uint16 gen, HammingPageSink sink, void *arg, HammingTableKeys table_keys,
-					 HammingMetaPageData *meta)
+hamming_write_streams(Size n, const HammingTableSource *source, const ItemPointerData *nulls, Size nnulls,
+					  uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
-	int			dir_bits = dir_bits_for(n);
+	TableWriter *w = palloc(sizeof(TableWriter));
 	PGAlignedBlock block;
 	Page		page = block.data;
-	uint64	   *keys;
+	HammingEntry entry;
+	uint64		key;
 	Size		i;
 	int			j;
 
+	w->sink = sink;
+	w->arg = arg;
+	w->gen = gen;
+	w->dir_bits = dir_bits_for(n);
+	w->dir = palloc((((Size) 1 << w->dir_bits) + 1) * sizeof(uint32));
 	meta->ntables = HAMMING_NTABLES;
-	meta->dir_bits = dir_bits;
+	meta->dir_bits = w->dir_bits;
 	meta->nsorted = (uint32) n;
 
-	keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-	order_entries(entries, n, nsorted, keys);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
-
 	/* table 0: fingerprints and TIDs */
-	hamming_init_page(page, HAMMING_DATA | HAMMING_SORTED);
-	meta->table_start[0] = InvalidBlockNumber;
-	for (i = 0; i < n; i++)
-	{
-		HammingPageOpaque opaque = HammingPageGetOpaque(page);
-
-		HammingPageFingerprints(page)[opaque->nentries] = entries[i].fp;
-		HammingPageTids(page)[opaque->nentries++] = entries[i].tid;
-		if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == n - 1)
-		{
-			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_DATA | HAMMING_SORTED, gen);
-
-			if (meta->table_start[0] == InvalidBlockNumber)
-				meta->table_start[0] = blkno;
-		}
-	}
+	writer_start(w, 0, HAMMING_DATA | HAMMING_SORTED);
+	while (source->next_entry(source->arg, &entry))
+		writer_entry(w, &entry);
+	meta->table_start[0] = writer_finish(w, n);
 
 	/* the NULL TIDs */
 	hamming_init_page(page, HAMMING_NULLS | HAMMING_SORTED);
@@ -419,35 +491,91 @@ hamming_write_tables(HammingEntry *entries, Size n, Size nsorted, const ItemPoin
 			meta->null_pages++;
 		}
 	}
-	meta->dir_start[0] = write_directory(dir_bits, n, entry_key, entries, gen, sink, arg);
+	meta->dir_start[0] = writer_directory(w);
 
 	/* tables 1..3: the fingerprints rotated left by 16 j bits, sorted */
 	for (j = 1; j < HAMMING_NTABLES; j++)
 	{
-		int			rotation = j * HAMMING_BLOCK_BITS;
-
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-		if (table_keys == NULL || !table_keys(arg, j, keys, n))
-			rotated_sorted_keys(entries, n, rotation, keys);
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
-		hamming_init_page(page, HAMMING_KEYS);
-		meta->table_start[j] = InvalidBlockNumber;
-		for (i = 0; i < n; i++)
-		{
-			HammingPageOpaque opaque = HammingPageGetOpaque(page);
-
-			HammingPageKeys(page)[opaque->nentries++] = keys[i];
-			if (opaque->nentries == HAMMING_KEYS_CAPACITY || i == n - 1)
-			{
-				BlockNumber blkno = sink_page(sink, arg, page, HAMMING_KEYS, gen);
-
-				if (meta->table_start[j] == InvalidBlockNumber)
-					meta->table_start[j] = blkno;
-			}
-		}
-		meta->dir_start[j] = write_directory(dir_bits, n, plain_key, keys, gen, sink, arg);
+		writer_start(w, j, HAMMING_KEYS);
+		while (source->next_key(source->arg, j, &key))
+			writer_key(w, key);
+		meta->table_start[j] = writer_finish(w, n);
+		meta->dir_start[j] = writer_directory(w);
 	}
-	pfree(keys);
+	pfree(w->dir);
+	pfree(w);
+}
+
+/* the source of entries held in memory: sorted, and their keys sorted a table at a time */
+typedef struct ArraySource
+{
+	HammingEntry *entries;
+	Size		n;
+	Size		next;			/* table 0's next entry */
+	uint64	   *keys;			/* the keys of table key_table */
+	int			key_table;
+	Size		next_key;
+	HammingTableKeys table_keys;
+	void	   *arg;
+} ArraySource;
+
+static bool
+array_next_entry(void *arg, HammingEntry *entry)
+{
+	ArraySource *src = (ArraySource *) arg;
+
+	if (src->next >= src->n)
+		return false;
+	*entry = src->entries[src->next++];
+	return true;
+}
+
+static bool
+array_next_key(void *arg, int table, uint64 *key)
+{
+	ArraySource *src = (ArraySource *) arg;
+
+	if (src->key_table != table)
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
+		if (src->table_keys == NULL || !src->table_keys(src->arg, table, src->keys, src->n))
+			rotated_sorted_keys(src->entries, src->n, table * HAMMING_BLOCK_BITS, src->keys);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+		src->key_table = table;
+		src->next_key = 0;
+	}
+	if (src->next_key >= src->n)
+		return false;
+	*key = src->keys[src->next_key++];
+	return true;
+}
+
+/*
+ * Sort n entries four ways and write them as the probe tables
+ * (hamming_write_streams).  A merge says what saves sorting: the first
+ * nsorted entries are in order (order_entries), and table_keys, when it
+ * returns true, has put the keys of table j in order without a sort.
+ */
+void
+hamming_write_tables(HammingEntry *entries, Size n, Size nsorted, const ItemPointerData *nulls, Size nnulls,
+					 uint16 gen, HammingPageSink sink, void *arg, HammingTableKeys table_keys,
+					 HammingMetaPageData *meta)
+{
+	ArraySource src;
+	HammingTableSource source = {array_next_entry, array_next_key, &src};
+
+	src.entries = entries;
+	src.n = n;
+	src.next = 0;
+	src.keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+	src.key_table = 0;
+	src.table_keys = table_keys;
+	src.arg = arg;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
+	order_entries(entries, n, nsorted, src.keys);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+	hamming_write_streams(n, &source, nulls, nnulls, gen, sink, arg, meta);
+	pfree(src.keys);
 }
 
 /* the build's sink: behind the index's last page */
