@@ -508,7 +508,7 @@ SET enable_seqscan = off;
 SELECT count(*) = (SELECT count(*) FROM live) AS every_row_counted FROM live;
 RESET enable_seqscan;
 -- what merges leave alone: an index without probe tables by its option,
--- and entries that outgrow maintenance_work_mem (the tail stays, exact)
+-- and a tail that alone outgrows maintenance_work_mem (the tail stays, exact)
 CREATE INDEX live_fp_flat ON live USING hamming (fp) WITH (probe_tables = off);
 INSERT INTO live SELECT 960000 + i, random_simhash() FROM generate_series(1, 2000) i;
 SELECT hamming_merge_tail('live_fp_flat') AS flat_merged;
@@ -516,15 +516,32 @@ SELECT probe_tables, merges FROM hamming_index_info('live_fp_flat');
 DROP INDEX live_fp_flat;
 ALTER INDEX live_fp SET (tail_limit = 100000);
 SET maintenance_work_mem = '1MB';
-INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 40000) i;
+INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 50000) i;
 SELECT hamming_merge_tail('live_fp') AS merged_over_budget;
 RESET maintenance_work_mem;
-SELECT tail_entries >= 40000 AS tail_kept FROM hamming_index_info('live_fp');
+SELECT tail_entries >= 50000 AS tail_kept FROM hamming_index_info('live_fp');
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
 WHERE c.j <= 2 ORDER BY c.j;
 SELECT hamming_merge_tail('live_fp') AS merged_within_budget;
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
 WHERE c.j <= 2 ORDER BY c.j;
+-- tables that outgrow maintenance_work_mem, a tail that does not: VACUUM
+-- clears the deleted rows' TIDs and merges, holding only the tail and the
+-- tombstones' keys, and reading the old tables again as it writes the new
+SELECT merges AS merges_before FROM hamming_index_info('live_fp') \gset
+INSERT INTO live SELECT 1000000 + i, random_simhash() FROM generate_series(1, 3000) i;
+INSERT INTO live SELECT 1100000 + id, fp FROM live WHERE id % 13 = 1 AND id >= 100000 AND id < 900000;
+DELETE FROM live WHERE id % 11 = 0;
+SET maintenance_work_mem = '1MB';
+SELECT (table_entries + tail_entries) * 24 > 1024 * 1024 AS entries_over_budget FROM hamming_index_info('live_fp');
+VACUUM live;
+RESET maintenance_work_mem;
+SELECT merges = :merges_before + 1 AS merged_streaming, tail_entries = 0 AS tail_merged,
+       table_entries >= (SELECT count(*) FROM live WHERE fp IS NOT NULL) AS every_live_row
+FROM hamming_index_info('live_fp');
+SELECT 'passed' AS check_after_streaming FROM hamming_index_check('live_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 1, 3, 9, 16, 30, 64]) x
+WHERE c.j <= 3 ORDER BY c.j;
 -- a merge of a tail that is small beside the tables merges runs in order
 -- instead of sorting again (table 0's live entries with the tail's; tables
 -- 1..3's keys less the tombstones', with the tail's): exact through

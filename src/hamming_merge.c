@@ -22,7 +22,11 @@
  *	     the block map that gives each of their pages' places.  Table 0's
  *	     entries are read in order, and the old tables 1..3 are, so a tail
  *	     that is small beside them is sorted alone and merged into those
- *	     runs (merged_keys), instead of everything being sorted again.
+ *	     runs (merged_keys), instead of everything being sorted again.  When
+ *	     the entries outgrow maintenance_work_mem, only the tail (and the
+ *	     fingerprints of table 0's tombstones) are held: the old tables are
+ *	     read again as the new ones are written, merged with the tail
+ *	     (stream_next_entry, stream_next_key).
  *	  4. Under the metapage's exclusive lock it publishes the new tables and
  *	     the tail behind the hole, and records what they replace (the old
  *	     tables and the consumed pages) with the next transaction ID.
@@ -98,7 +102,30 @@ typedef struct MergeState
 	Size		ndead;
 	uint64	   *added;			/* fingerprints of the tail's entries, NULL: sort */
 	Size		nadded;
+	/* a merge that reads the old tables as it writes (entries: the tail's only) */
+	bool		stream;
+	Size		nold;			/* table 0's live entries */
 } MergeState;
+
+/* where a streaming merge is in the old tables */
+typedef struct MergeStream
+{
+	MergeState *ms;
+	BlockNumber next_page;		/* the next logical page of the old table read */
+	Size		read;			/* its entries read */
+	/* table 0: the live entries of the page in hand */
+	HammingEntry page[HAMMING_PAGE_CAPACITY];
+	int			npage;
+	int			ipage;
+	Size		itail;			/* the tail's next entry */
+	/* tables 1..3: the keys of the page in hand */
+	int			table;
+	uint64		keys[HAMMING_KEYS_CAPACITY];
+	int			nkeys;
+	int			ikey;
+	Size		iadded;
+	Size		idead;
+} MergeStream;
 
 /* write page as block blkno, whole, through generic WAL */
 static void
@@ -378,7 +405,12 @@ collect_tables(MergeState *ms, const HammingTables *tables)
 		for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
 		{
 			if (ItemPointerIsValid(&HammingPageTids(page)[i]))
-				collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
+			{
+				if (ms->stream && !nulls)
+					ms->nold++; /* read again as the new table 0 is written */
+				else
+					collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
+			}
 			else if (!nulls)
 			{
 				collect_dead(ms, HammingPageFingerprints(page)[i]);
@@ -467,6 +499,176 @@ merged_keys(void *arg, int table, uint64 *keys, Size n)
 	return ok && read == tables->nsorted && id == ms->ndead && out == n;
 }
 
+/* a damaged old table: the merge cannot go on */
+static void
+old_table_damaged(MergeState *ms, int table, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("probe table %d of hamming index \"%s\" %s", table, RelationGetRelationName(ms->index), what),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * Before a streaming merge: table 0's tombstones, NULL TIDs and whether its
+ * live entries are in order (a merge that streams relies on it).
+ */
+static bool
+count_table0(MergeState *ms, const HammingTables *tables, Size *ndead, Size *nnulls)
+{
+	BlockNumber pos;
+	HammingEntry prev = {0};
+	bool		any = false;
+
+	*ndead = *nnulls = 0;
+	for (pos = 0; pos < tables->pass_pages; pos++)
+	{
+		BlockNumber blkno = hamming_table_block(tables, tables->table_start[0] + pos);
+		Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
+		Page		page = BufferGetPage(buffer);
+		bool		nulls = pos >= tables->table0_pages;
+		bool		ordered = true;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		hamming_check_table_page(ms->index, tables, page, blkno, nulls ? HAMMING_NULLS : HAMMING_DATA);
+		for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+		{
+			HammingEntry entry;
+
+			entry.fp = HammingPageFingerprints(page)[i];
+			entry.tid = HammingPageTids(page)[i];
+			if (nulls)
+				*nnulls += ItemPointerIsValid(&entry.tid);
+			else if (!ItemPointerIsValid(&entry.tid))
+				(*ndead)++;
+			else
+			{
+				ordered &= !any || hamming_entry_cmp(&prev, &entry) <= 0;
+				prev = entry;
+				any = true;
+			}
+		}
+		UnlockReleaseBuffer(buffer);
+		if (!ordered)
+			return false;
+	}
+	return true;
+}
+
+/* the next page of old table 0: its live entries into s->page */
+static void
+stream_table0_page(MergeStream *s)
+{
+	MergeState *ms = s->ms;
+	BlockNumber blkno = hamming_table_block(ms->tables, ms->tables->table_start[0] + s->next_page++);
+	Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
+	Page		page = BufferGetPage(buffer);
+	int			i;
+
+	CHECK_FOR_INTERRUPTS();
+	hamming_check_table_page(ms->index, ms->tables, page, blkno, HAMMING_DATA);
+	s->npage = s->ipage = 0;
+	for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+		if (ItemPointerIsValid(&HammingPageTids(page)[i]))
+		{
+			s->page[s->npage].fp = HammingPageFingerprints(page)[i];
+			s->page[s->npage++].tid = HammingPageTids(page)[i];
+		}
+	s->read += HammingPageGetOpaque(page)->nentries;
+	UnlockReleaseBuffer(buffer);
+}
+
+/* a streaming merge's table 0: the old table's live entries and the sorted tail, merged */
+static bool
+stream_next_entry(void *arg, HammingEntry *entry)
+{
+	MergeStream *s = (MergeStream *) arg;
+	MergeState *ms = s->ms;
+	bool		old;
+
+	while (s->ipage == s->npage && s->next_page < ms->tables->table0_pages)
+		stream_table0_page(s);
+	old = s->ipage < s->npage;
+	if (!old && s->itail == ms->nentries)
+		return false;
+	if (old && (s->itail == ms->nentries || hamming_entry_cmp(&s->page[s->ipage], &ms->entries[s->itail]) <= 0))
+		*entry = s->page[s->ipage++];
+	else
+		*entry = ms->entries[s->itail++];
+	return true;
+}
+
+/*
+ * A streaming merge's table j (1..3): the keys of the old table j less the
+ * tombstones', and the tail's, merged (as merged_keys does, a key at a time).
+ */
+static bool
+stream_next_key(void *arg, int table, uint64 *key)
+{
+	MergeStream *s = (MergeStream *) arg;
+	MergeState *ms = s->ms;
+	const HammingTables *tables = ms->tables;
+	Size		pages = ((Size) tables->nsorted + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY;
+
+	if (s->table != table)
+	{
+		rotate_and_sort(ms->added, ms->nadded, HAMMING_BLOCK_BITS);
+		rotate_and_sort(ms->dead, ms->ndead, HAMMING_BLOCK_BITS);
+		s->table = table;
+		s->next_page = 0;
+		s->read = 0;
+		s->nkeys = s->ikey = 0;
+		s->iadded = s->idead = 0;
+	}
+	for (;;)
+	{
+		if (s->ikey == s->nkeys && s->next_page < pages)
+		{
+			BlockNumber blkno = hamming_table_block(tables, tables->table_start[table] + s->next_page++);
+			Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
+			Page		page = BufferGetPage(buffer);
+
+			CHECK_FOR_INTERRUPTS();
+			hamming_check_table_page(ms->index, tables, page, blkno, HAMMING_KEYS);
+			s->nkeys = HammingPageGetOpaque(page)->nentries;
+			memcpy(s->keys, HammingPageKeys(page), s->nkeys * sizeof(uint64));
+			s->ikey = 0;
+			s->read += s->nkeys;
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
+		if (s->ikey < s->nkeys)
+		{
+			uint64		old = s->keys[s->ikey];
+
+			if (s->iadded < ms->nadded && ms->added[s->iadded] < old)
+			{
+				*key = ms->added[s->iadded++];
+				return true;
+			}
+			s->ikey++;
+			if (s->idead < ms->ndead && ms->dead[s->idead] <= old)
+			{
+				if (ms->dead[s->idead] < old)
+					old_table_damaged(ms, table, "lacks the key of a cleared entry");
+				s->idead++;		/* a tombstone's */
+				continue;
+			}
+			*key = old;
+			return true;
+		}
+		if (s->iadded < ms->nadded)
+		{
+			*key = ms->added[s->iadded++];
+			return true;
+		}
+		if (s->read != tables->nsorted || s->idead != ms->ndead)
+			old_table_damaged(ms, table, "does not hold the entries of table 0");
+		return false;
+	}
+}
+
 /*
  * Consume tail page blkno: its entries collected, the page retired (a page
  * that a failed merge retired is read again: its entries are in no table).
@@ -539,6 +741,19 @@ merge_pages(Size pages)
 }
 
 /*
+ * Memory of a merge: the entries of every slot of table 0 and the tail and
+ * a key each; or, streaming, the tail's only and the tombstones' keys
+ */
+static Size
+merge_bytes(const MergeState *ms, const HammingTables *tables, Size tail_pages)
+{
+	if (ms->stream)
+		return (tail_pages * HAMMING_PAGE_CAPACITY + ms->ndead) * HAMMING_MERGE_ROW_BYTES +
+			ms->nnulls * sizeof(ItemPointerData);
+	return (tables->pass_pages + tail_pages) * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES;
+}
+
+/*
  * Merge the tail of index into new probe tables, if the tail is worth it
  * (any_tail: if there is one) and maintenance_work_mem holds the entries.
  * True when it did.  The caller holds a ShareUpdateExclusiveLock on the
@@ -590,7 +805,11 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	}
 	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
 					 autovacuum_work_mem : maintenance_work_mem) * 1024;
-	if ((tables.pass_pages + tail_pages) * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES > budget)
+	ms.tables = &tables;
+	/* too many entries for memory: hold the tail only, and read the old tables as they are rewritten */
+	ms.stream = merge_bytes(&ms, &tables, tail_pages) > budget && tables.ntables > 0 &&
+		count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
+	if (merge_bytes(&ms, &tables, tail_pages) > budget)
 	{
 		ereport(DEBUG1,
 				(errmsg("hamming index \"%s\" is not merged: its %zu pages of entries need more than %zu kB",
@@ -598,7 +817,6 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 		hamming_free_tables(&tables);
 		return false;
 	}
-	ms.tables = &tables;
 
 	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
 	meta = palloc(sizeof(HammingMetaPageData));
@@ -638,7 +856,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	for (r = 0; r <= nconsumed; r++)
 		consume_pages += consumed[r].fill - consumed[r].start;
 	need = merge_pages(tables.pass_pages + consume_pages);
-	if ((tables.pass_pages + consume_pages) * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES > budget ||
+	if (merge_bytes(&ms, &tables, consume_pages) > budget ||
 		need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
 		nconsumed > 3 * HAMMING_MAX_RANGES - 1)
 	{
@@ -697,8 +915,10 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(metabuf);
 
-	/* 2. the entries: table 0's live ones, then the consumed tail's */
-	ms.maxentries = Max((tables.pass_pages + consume_pages) * HAMMING_PAGE_CAPACITY, 1024);
+	/* 2. the entries: table 0's live ones (unless streaming), then the consumed tail's */
+	ms.maxentries = Max((ms.stream ? 0 : tables.pass_pages * HAMMING_PAGE_CAPACITY) +
+						consume_pages * HAMMING_PAGE_CAPACITY + ms.ndead, 1024);
+	ms.ndead = ms.nnulls = 0;	/* counted again as they are collected */
 	ms.entries = palloc_extended(ms.maxentries * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
 	ms.maxnulls = 64;
 	ms.nulls = palloc(ms.maxnulls * sizeof(ItemPointerData));
@@ -716,8 +936,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	 * (when memory holds them) so that tables 1..3 need not be sorted again
 	 */
 	pack_dead(&ms);
-	if (tables.ntables > 0 &&
-		ms.maxentries * sizeof(HammingEntry) + (2 * ms.nentries - ms.ntable0) * sizeof(uint64) <= budget)
+	if (ms.stream ||
+		(tables.ntables > 0 &&
+		 ms.maxentries * sizeof(HammingEntry) + (2 * ms.nentries - ms.ntable0) * sizeof(uint64) <= budget))
 	{
 		ms.nadded = ms.nentries - ms.ntable0;
 		ms.added = palloc_extended(Max(ms.nadded, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
@@ -725,8 +946,20 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 			ms.added[i] = ms.entries[ms.ntable0 + i].fp;
 	}
 	fresh = palloc0(sizeof(HammingMetaPageData));
-	hamming_write_tables(ms.entries, ms.nentries, ms.ntable0, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
-						 merged_keys, fresh);
+	if (ms.stream)
+	{
+		MergeStream *stream = palloc0(sizeof(MergeStream));
+		HammingTableSource source = {stream_next_entry, stream_next_key, stream};
+
+		stream->ms = &ms;
+		hamming_sort_entries(ms.entries, ms.nentries);
+		hamming_write_streams(ms.nold + ms.nentries, &source, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
+							  fresh);
+		pfree(stream);
+	}
+	else
+		hamming_write_tables(ms.entries, ms.nentries, ms.ntable0, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
+							 merged_keys, fresh);
 	fresh->nmap = write_map(&ms, ms.used, fresh->map_page);
 
 	/* 4. publish, and say what is replaced */

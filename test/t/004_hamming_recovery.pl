@@ -96,6 +96,22 @@ is($primary->safe_psql('postgres', q{SELECT tail_pages || ' ' || merge_in_progre
 	'0 false', 'no tail and no merge in progress after it');
 index_answers_exact($primary, 'big', 'after the merge that followed a cancelled one');
 
+# tables that outgrow maintenance_work_mem (1 MB: about 43,000 entries): the
+# merge holds the tail and the tombstones' keys only, and reads the old
+# tables again as it writes the new ones; replayed on the standby
+my $merges = $primary->safe_psql('postgres', q{SELECT merges FROM hamming_index_info('big_fp')});
+$primary->safe_psql('postgres', q{
+	INSERT INTO big (fp) SELECT random_simhash() FROM generate_series(1, 5000);
+	INSERT INTO big (fp) SELECT fp FROM big WHERE id % 101 = 0;
+	DELETE FROM big WHERE id % 13 = 0;
+});
+$primary->safe_psql('postgres', "SET maintenance_work_mem = '1MB'; VACUUM big");
+is($primary->safe_psql('postgres', q{SELECT merges || ' ' || tail_pages FROM hamming_index_info('big_fp')}),
+	($merges + 1) . ' 0', 'VACUUM merged the tail within 1 MB');
+$primary->wait_for_catchup($standby);
+index_answers_exact($primary, 'big', 'after a merge within 1 MB');
+index_answers_exact($standby, 'big', 'standby after a merge within 1 MB');
+
 # a merge cut by an immediate stop: recovery replays what it wrote, the
 # index stays exact, and the next merge completes it
 # (a merge may end before it is seen running: then another, up to 10 tries)
