@@ -508,7 +508,9 @@ SET enable_seqscan = off;
 SELECT count(*) = (SELECT count(*) FROM live) AS every_row_counted FROM live;
 RESET enable_seqscan;
 -- what merges leave alone: an index without probe tables by its option,
--- and a tail that alone outgrows maintenance_work_mem (the tail stays, exact)
+-- and a tail that alone outgrows maintenance_work_mem (the tail stays,
+-- exact): one transaction merges once, here when its inserts had filled
+-- half of maintenance_work_mem, and the rest of its rows stay in the tail
 CREATE INDEX live_fp_flat ON live USING hamming (fp) WITH (probe_tables = off);
 INSERT INTO live SELECT 960000 + i, random_simhash() FROM generate_series(1, 2000) i;
 SELECT hamming_merge_tail('live_fp_flat') AS flat_merged;
@@ -516,7 +518,9 @@ SELECT probe_tables, merges FROM hamming_index_info('live_fp_flat');
 DROP INDEX live_fp_flat;
 ALTER INDEX live_fp SET (tail_limit = 100000);
 SET maintenance_work_mem = '1MB';
-INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 50000) i;
+SELECT merges AS merges_before_bulk FROM hamming_index_info('live_fp') \gset
+INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 100000) i;
+SELECT merges = :merges_before_bulk + 1 AS merged_at_half_memory FROM hamming_index_info('live_fp');
 SELECT hamming_merge_tail('live_fp') AS merged_over_budget;
 RESET maintenance_work_mem;
 SELECT tail_entries >= 50000 AS tail_kept FROM hamming_index_info('live_fp');

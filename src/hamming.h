@@ -269,11 +269,16 @@ hamming_page_is(Page page, uint16 kind)
  * WITH (tail_limit = kB): an insert that makes the tail larger merges it,
  * -1 (unset): once the tail is over HAMMING_AUTO_TAIL_MIN kB and over
  * 1/HAMMING_AUTO_TAIL_SHARE of the tables' entries (a merge rewrites the
- * tables, so its cost per inserted row stays about the same as they grow)
+ * tables, so its cost per inserted row stays about the same as they grow);
+ * either way, also once a merge of the tail would take half of
+ * maintenance_work_mem (a merge holds the tail: a tail that outgrew memory
+ * would never be merged)
  */
 #define HAMMING_MIN_TAIL_LIMIT		64
 #define HAMMING_AUTO_TAIL_MIN		1024
 #define HAMMING_AUTO_TAIL_SHARE		24
+/* memory per entry while merging: the entry, and a sort key of tables 1..3 */
+#define HAMMING_MERGE_ROW_BYTES		(sizeof(HammingEntry) + sizeof(uint64))
 typedef struct HammingOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */

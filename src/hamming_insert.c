@@ -195,7 +195,8 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 /*
  * Is a tail of tail_pages pages over the index's tail_limit, or, when that
  * is unset, over HAMMING_AUTO_TAIL_MIN kB and 1/HAMMING_AUTO_TAIL_SHARE of
- * the nsorted entries of the probe tables?
+ * the nsorted entries of the probe tables?  Or is it as large as half of
+ * what maintenance_work_mem lets a merge hold?
  */
 static bool
 tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
@@ -203,6 +204,8 @@ tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
 	int			limit = hamming_tail_limit(index);
 	double		kb = (double) tail_pages * (BLCKSZ / 1024);
 
+	if ((double) tail_pages * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES > maintenance_work_mem * 1024.0 / 2)
+		return true;
 	if (limit >= 0)
 		return kb > limit;
 	return kb > HAMMING_AUTO_TAIL_MIN &&

@@ -71,9 +71,6 @@
 #define in_autovacuum()	IsAutoVacuumWorkerProcess()
 #endif
 
-/* memory per entry while merging: the entry, and a sort key of tables 1..3 */
-#define HAMMING_MERGE_ROW_BYTES	(sizeof(HammingEntry) + sizeof(uint64))
-
 typedef struct MergeState
 {
 	Relation	index;
