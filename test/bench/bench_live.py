@@ -45,6 +45,14 @@ and an index of no rows (what any scan costs); each measured as above,
 three rounds in turn, the median of the three.  A lookup through both
 levels would cost about: the 2N-row index with its tail, plus the small
 index less the empty one.
+
+With --merge-memory instead: what a merge costs when its entries outgrow
+maintenance_work_mem.  N rows built (autovacuum off), then rounds of: rows
+deleted and VACUUM (tombstones), 20,000 rows inserted, hamming_merge_tail
+timed, alternately with maintenance_work_mem = 1GB (every entry in memory)
+and 16MB (the merge holds the tail and reads the old tables again); the
+median of each, and every answer checked against the sequential scan's at
+the end.
 """
 import os
 import statistics
@@ -59,6 +67,7 @@ CONCURRENT = "--concurrent" in sys.argv[1:]
 AFTER_MERGE = "--after-merge" in sys.argv[1:]
 SWEEP = "--sweep" in sys.argv[1:]
 LEVELS = "--levels" in sys.argv[1:]
+MERGE_MEMORY = "--merge-memory" in sys.argv[1:]
 LEVEL_ROWS = (25_000, 100_000)
 LEVEL_TAILS = (2_000, 5_000)
 SWEEP_LIMITS = os.environ.get("LIVE_LIMITS", "64,256,512,1024,4096,auto").split(",")
@@ -488,6 +497,45 @@ VACUUM ANALYZE {table};
                 f"{(t[s] + s_[s] - empty[s]) / fresh[s]:.2f}x" for s in radii) + " |")
 
 
+def main_merge_memory():
+    if N * 24 <= 16 * 2**20:
+        sys.exit("--merge-memory needs more than 700,000 rows (16MB at 24 bytes a row)")
+    setup()
+    table = "live_mm"
+    log(f"merge memory: loading {N} rows")
+    load(table, f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = 2147483647); "
+         f"ALTER TABLE {table} SET (autovacuum_enabled = off);")
+    settings = (("every entry in memory", "1GB"), ("the tail in memory, the tables streamed", "16MB"))
+    times = {name: [] for name, _ in settings}
+    added = 0
+    for rnd in range(6):
+        for name, mwm in settings:
+            psql(f"DELETE FROM {table} WHERE id % 211 = {len(times[name]) * 2 + (mwm == '16MB')};")
+            psql(f"VACUUM {table};")
+            psql(f"INSERT INTO {table} SELECT {2 * N} + {added} + i, random_fp() FROM generate_series(1, 20000) i;")
+            added += 20000
+            t = time.time()
+            merged = psql(f"SET maintenance_work_mem = '{mwm}'; SELECT hamming_merge_tail('{table}_fp');")
+            spent = time.time() - t
+            if merged != "t":
+                sys.exit(f"no merge with maintenance_work_mem = {mwm}")
+            times[name].append(spent)
+            log(f"{name}: {spent:.3f} s")
+    psql(f"SELECT hamming_index_check('{table}_fp');")
+    _, ok = measure(table)
+    size, tail, merges = info(table)
+    print(f"## A merge whose entries outgrow maintenance_work_mem: {N:,} rows built, "
+          "20,000 inserted and about 0.5% deleted (VACUUM) before each merge\n")
+    print(f"{merges} merges on one index, alternately with each setting; every answer "
+          + ("equals" if ok else "does NOT always equal") + " the sequential scan's, and hamming_index_check passes.\n")
+    print("| merge | maintenance_work_mem | median (s) | range (s) |")
+    print("|---|---|---:|---:|")
+    for name, mwm in settings:
+        ts = times[name]
+        print(f"| {name} | {mwm} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} |")
+
+
 if __name__ == "__main__":
     (main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE
-     else main_sweep() if SWEEP else main_levels() if LEVELS else main())
+     else main_sweep() if SWEEP else main_levels() if LEVELS
+     else main_merge_memory() if MERGE_MEMORY else main())
