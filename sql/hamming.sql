@@ -531,7 +531,7 @@ SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 
 WHERE c.j <= 2 ORDER BY c.j;
 -- tables that outgrow maintenance_work_mem, a tail that does not: VACUUM
 -- clears the deleted rows' TIDs and merges, holding only the tail and the
--- tombstones' keys, and reading the old tables again as it writes the new
+-- tombstones' keys
 SELECT merges AS merges_before FROM hamming_index_info('live_fp') \gset
 INSERT INTO live SELECT 1000000 + i, random_simhash() FROM generate_series(1, 3000) i;
 INSERT INTO live SELECT 1100000 + id, fp FROM live WHERE id % 13 = 1 AND id >= 100000 AND id < 900000;
@@ -546,11 +546,11 @@ FROM hamming_index_info('live_fp');
 SELECT 'passed' AS check_after_streaming FROM hamming_index_check('live_fp');
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 1, 3, 9, 16, 30, 64]) x
 WHERE c.j <= 3 ORDER BY c.j;
--- a merge of a tail that is small beside the tables merges runs in order
--- instead of sorting again (table 0's live entries with the tail's; tables
--- 1..3's keys less the tombstones', with the tail's): exact through
--- tombstones (VACUUM clears the TIDs of deleted rows in table 0) and
--- fingerprints held several times, in the tables and the tail
+-- a merge sorts the tail alone and merges it into the old tables as it
+-- reads them (table 0's live entries with the tail's; tables 1..3's keys
+-- less the tombstones', with the tail's): exact through tombstones (VACUUM
+-- clears the TIDs of deleted rows in table 0) and fingerprints held several
+-- times, in the tables and the tail
 DELETE FROM live WHERE id % 3 = 0;
 VACUUM live;
 INSERT INTO live SELECT 3000000 + id, fp FROM live WHERE id % 17 = 1 OR id >= 100000 AND id < 900000;

@@ -330,9 +330,6 @@ hamming_entry_cmp(const HammingEntry *x, const HammingEntry *y)
 /* where hamming_write_tables() puts each page: returns its (logical) number */
 typedef BlockNumber (*HammingPageSink) (void *arg, Page page);
 
-/* the n sort keys of probe table j into keys, in order; false: not known */
-typedef bool (*HammingTableKeys) (void *arg, int table, uint64 *keys, Size n);
-
 /*
  * What hamming_write_streams() writes, one at a time and in order: table
  * 0's entries, then the sort keys of table 1, 2 and 3; false at the end.
@@ -442,10 +439,8 @@ extern bool hamming_probe(Relation index, const HammingTables *tables, simhash q
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
-extern void hamming_write_tables(HammingEntry *entries, Size n, Size nsorted,
-								 const ItemPointerData *nulls, Size nnulls, uint16 gen,
-								 HammingPageSink sink, void *arg, HammingTableKeys table_keys,
-								 HammingMetaPageData *meta);
+extern void hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
+								 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
 extern void hamming_write_streams(Size n, const HammingTableSource *source,
 								  const ItemPointerData *nulls, Size nnulls, uint16 gen,
 								  HammingPageSink sink, void *arg, HammingMetaPageData *meta);

@@ -226,51 +226,6 @@ hamming_sort_entries(HammingEntry *entries, Size n)
 	sort_entries(entries, n);
 }
 
-/*
- * Put n entries in (fingerprint, TID) order.  A merge's first nsorted are
- * table 0's, in order already: when the rest are at most half of them, the
- * rest are sorted and the two runs merged from the back, the rest held in
- * scratch (n uint64s); else, or if the first nsorted are out of order, all
- * are sorted.
- */
-static void
-order_entries(HammingEntry *entries, Size n, Size nsorted, uint64 *scratch)
-{
-	HammingEntry *rest = (HammingEntry *) scratch;
-	Size		nrest = n - nsorted;
-	Size		i;
-	Size		j;
-	Size		k;
-
-	for (i = 1; i < nsorted; i++)
-	{
-		if (hamming_entry_cmp(&entries[i - 1], &entries[i]) > 0)
-		{
-			nsorted = 0;
-			break;
-		}
-		if (i % 65536 == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	if (nsorted == 0 || 2 * nrest > n)
-	{
-		sort_entries(entries, n);
-		return;
-	}
-	sort_entries(entries + nsorted, nrest);
-	memcpy(rest, entries + nsorted, nrest * sizeof(HammingEntry));
-	i = nsorted;
-	j = nrest;
-	k = n;
-	while (j > 0)
-	{
-		if (i > 0 && hamming_entry_cmp(&entries[i - 1], &rest[j - 1]) > 0)
-			entries[--k] = entries[--i];
-		else
-			entries[--k] = rest[--j];
-	}
-}
-
 static int
 dir_bits_for(Size n)
 {
@@ -515,8 +470,6 @@ typedef struct ArraySource
 	uint64	   *keys;			/* the keys of table key_table */
 	int			key_table;
 	Size		next_key;
-	HammingTableKeys table_keys;
-	void	   *arg;
 } ArraySource;
 
 static bool
@@ -538,8 +491,7 @@ array_next_key(void *arg, int table, uint64 *key)
 	if (src->key_table != table)
 	{
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-		if (src->table_keys == NULL || !src->table_keys(src->arg, table, src->keys, src->n))
-			rotated_sorted_keys(src->entries, src->n, table * HAMMING_BLOCK_BITS, src->keys);
+		rotated_sorted_keys(src->entries, src->n, table * HAMMING_BLOCK_BITS, src->keys);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 		src->key_table = table;
 		src->next_key = 0;
@@ -550,16 +502,10 @@ array_next_key(void *arg, int table, uint64 *key)
 	return true;
 }
 
-/*
- * Sort n entries four ways and write them as the probe tables
- * (hamming_write_streams).  A merge says what saves sorting: the first
- * nsorted entries are in order (order_entries), and table_keys, when it
- * returns true, has put the keys of table j in order without a sort.
- */
+/* Sort n entries four ways and write them as the probe tables (hamming_write_streams) */
 void
-hamming_write_tables(HammingEntry *entries, Size n, Size nsorted, const ItemPointerData *nulls, Size nnulls,
-					 uint16 gen, HammingPageSink sink, void *arg, HammingTableKeys table_keys,
-					 HammingMetaPageData *meta)
+hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
+					 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
 	ArraySource src;
 	HammingTableSource source = {array_next_entry, array_next_key, &src};
@@ -569,10 +515,8 @@ hamming_write_tables(HammingEntry *entries, Size n, Size nsorted, const ItemPoin
 	src.next = 0;
 	src.keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 	src.key_table = 0;
-	src.table_keys = table_keys;
-	src.arg = arg;
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-	order_entries(entries, n, nsorted, src.keys);
+	sort_entries(entries, n);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
 	hamming_write_streams(n, &source, nulls, nnulls, gen, sink, arg, meta);
 	pfree(src.keys);
@@ -630,7 +574,7 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 		if (state->nentries > 0)
 		{
-			hamming_write_tables(state->entries, state->nentries, 0, NULL, 0, 0, build_sink, index, NULL, meta);
+			hamming_write_tables(state->entries, state->nentries, NULL, 0, 0, build_sink, index, meta);
 			meta->tail_start = RelationGetNumberOfBlocks(index);
 		}
 		for (i = 0; i < state->nnulls; i++)

@@ -19,14 +19,13 @@
  *	     entries: a scan that read the metapage before the end still reads
  *	     them, with the tables of its time.
  *	  3. It writes the new tables, stamped with a new generation number, and
- *	     the block map that gives each of their pages' places.  Table 0's
- *	     entries are read in order, and the old tables 1..3 are, so a tail
- *	     that is small beside them is sorted alone and merged into those
- *	     runs (merged_keys), instead of everything being sorted again.  When
- *	     the entries outgrow maintenance_work_mem, only the tail (and the
- *	     fingerprints of table 0's tombstones) are held: the old tables are
- *	     read again as the new ones are written, merged with the tail
- *	     (stream_next_entry, stream_next_key).
+ *	     the block map that gives each of their pages' places.  The old
+ *	     tables are in order, so only the tail is sorted, in memory with the
+ *	     fingerprints of table 0's tombstones, and merged into them as they
+ *	     are read again, page by page, while the new ones are written
+ *	     (stream_next_entry, stream_next_key): a merge holds the tail, not
+ *	     the index.  An index without tables (or whose table 0 is out of
+ *	     order) has every entry sorted in memory instead.
  *	  4. Under the metapage's exclusive lock it publishes the new tables and
  *	     the tail behind the hole, and records what they replace (the old
  *	     tables and the consumed pages) with the next transaction ID.
@@ -88,20 +87,22 @@ typedef struct MergeState
 	ItemPointerData *nulls;
 	Size		nnulls;
 	Size		maxnulls;
-	/* what saves sorting (merged_keys) */
-	Size		ntable0;		/* entries[0..ntable0): table 0's live ones, in order */
 	/*
-	 * fingerprints of table 0's tombstones: while entries are collected, in
-	 * the entries array from its end down (a tombstone takes a slot that no
-	 * entry takes, so the two fit in the slots counted), then packed there
+	 * A merge that reads the old tables as it writes the new ones (stream):
+	 * entries holds the tail's only, sorted; added their fingerprints, dead
+	 * those of table 0's tombstones (while entries are collected, in the
+	 * entries array from its end down: a tombstone takes a slot no entry
+	 * takes, so the two fit in the slots counted; then packed there), each
+	 * rotated and sorted for tables 1..3 in turn.  Otherwise (an index
+	 * without tables, or whose table 0 is out of order) entries holds table
+	 * 0's live entries too, and everything is sorted again.
 	 */
-	uint64	   *dead;
-	Size		ndead;
-	uint64	   *added;			/* fingerprints of the tail's entries, NULL: sort */
-	Size		nadded;
-	/* a merge that reads the old tables as it writes (entries: the tail's only) */
 	bool		stream;
 	Size		nold;			/* table 0's live entries */
+	uint64	   *dead;
+	Size		ndead;
+	uint64	   *added;
+	Size		nadded;
 } MergeState;
 
 /* where a streaming merge is in the old tables */
@@ -408,14 +409,11 @@ collect_tables(MergeState *ms, const HammingTables *tables)
 				else
 					collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
 			}
-			else if (!nulls)
-			{
-				collect_dead(ms, HammingPageFingerprints(page)[i]);
-			}
+			else if (ms->stream && !nulls)
+				collect_dead(ms, HammingPageFingerprints(page)[i]);	/* tables 1..3 hold it */
 		}
 		UnlockReleaseBuffer(buffer);
 	}
-	ms->ntable0 = ms->nentries;
 }
 
 /* rotate n keys left by bits more, and sort them */
@@ -427,73 +425,6 @@ rotate_and_sort(uint64 *keys, Size n, int bits)
 	for (i = 0; i < n; i++)
 		keys[i] = hamming_rotate_left(keys[i], bits);
 	hamming_sort_keys(keys, n);
-}
-
-/* keys[(*out)++] = key, if there is room for it */
-static inline bool
-push_key(uint64 *keys, Size *out, Size n, uint64 key)
-{
-	if (*out >= n)
-		return false;
-	keys[(*out)++] = key;
-	return true;
-}
-
-/*
- * The sort keys of new table j (the HammingTableKeys of a merge), without
- * sorting them all: those of the old table j (every fingerprint of the old
- * table 0, tombstones included, rotated), less the tombstones', plus the
- * tail's, three runs in order merged.  Called for j = 1, 2, 3 in turn, each
- * call rotating the small runs 16 bits further.  False when the tail is
- * not at hand, or the old table is not what this needs (out of order, a
- * tombstone's key missing, another count): the caller then sorts.
- */
-static bool
-merged_keys(void *arg, int table, uint64 *keys, Size n)
-{
-	MergeState *ms = (MergeState *) arg;
-	const HammingTables *tables = ms->tables;
-	Size		pages = ((Size) tables->nsorted + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY;
-	Size		ia = 0;
-	Size		id = 0;
-	Size		out = 0;
-	Size		read = 0;
-	Size		lpage;
-	uint64		prev = 0;
-	bool		ok = true;
-
-	if (ms->added == NULL || tables->ntables == 0)
-		return false;
-	rotate_and_sort(ms->added, ms->nadded, HAMMING_BLOCK_BITS);
-	rotate_and_sort(ms->dead, ms->ndead, HAMMING_BLOCK_BITS);
-	for (lpage = 0; ok && lpage < pages; lpage++)
-	{
-		BlockNumber blkno = hamming_table_block(tables, tables->table_start[table] + lpage);
-		Buffer		buffer = hamming_lock_page(ms->index, blkno, BUFFER_LOCK_SHARE, ms->strategy);
-		Page		page = BufferGetPage(buffer);
-		const uint64 *old = HammingPageKeys(page);
-		int			i;
-
-		CHECK_FOR_INTERRUPTS();
-		hamming_check_table_page(ms->index, tables, page, blkno, HAMMING_KEYS);
-		for (i = 0; ok && i < HammingPageGetOpaque(page)->nentries; i++)
-		{
-			uint64		key = old[i];
-
-			ok = read++ == 0 || key >= prev;
-			prev = key;
-			while (ok && ia < ms->nadded && ms->added[ia] < key)
-				ok = push_key(keys, &out, n, ms->added[ia++]);
-			if (ok && id < ms->ndead && ms->dead[id] == key)
-				id++;			/* a tombstone's */
-			else if (ok)
-				ok = (id == ms->ndead || ms->dead[id] > key) && push_key(keys, &out, n, key);
-		}
-		UnlockReleaseBuffer(buffer);
-	}
-	while (ok && ia < ms->nadded)
-		ok = push_key(keys, &out, n, ms->added[ia++]);
-	return ok && read == tables->nsorted && id == ms->ndead && out == n;
 }
 
 /* a damaged old table: the merge cannot go on */
@@ -597,8 +528,11 @@ stream_next_entry(void *arg, HammingEntry *entry)
 }
 
 /*
- * A streaming merge's table j (1..3): the keys of the old table j less the
- * tombstones', and the tail's, merged (as merged_keys does, a key at a time).
+ * A streaming merge's table j (1..3): three runs in order merged, a key at a
+ * time: the keys of the old table j (every fingerprint of the old table 0,
+ * tombstones included, rotated) less the tombstones', and the tail's.
+ * Called for j = 1, 2, 3 in turn, each table rotating the small runs 16
+ * bits further.
  */
 static bool
 stream_next_key(void *arg, int table, uint64 *key)
@@ -752,7 +686,8 @@ merge_bytes(const MergeState *ms, const HammingTables *tables, Size tail_pages)
 
 /*
  * Merge the tail of index into new probe tables, if the tail is worth it
- * (any_tail: if there is one) and maintenance_work_mem holds the entries.
+ * (any_tail: if there is one) and maintenance_work_mem holds what the merge
+ * holds (merge_bytes).
  * True when it did.  The caller holds a ShareUpdateExclusiveLock on the
  * table (as VACUUM does): merges are not concurrent with each other nor
  * with a bulk delete.
@@ -803,9 +738,8 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
 					 autovacuum_work_mem : maintenance_work_mem) * 1024;
 	ms.tables = &tables;
-	/* too many entries for memory: hold the tail only, and read the old tables as they are rewritten */
-	ms.stream = merge_bytes(&ms, &tables, tail_pages) > budget && tables.ntables > 0 &&
-		count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
+	/* old tables in order: hold the tail only, and read them again as they are rewritten */
+	ms.stream = tables.ntables > 0 && count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
 	if (merge_bytes(&ms, &tables, tail_pages) > budget)
 	{
 		ereport(DEBUG1,
@@ -928,35 +862,27 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 			consume(&ms, blkno);
 		}
 
-	/*
-	 * 3. the new tables and their map; the tail's fingerprints kept aside
-	 * (when memory holds them) so that tables 1..3 need not be sorted again
-	 */
-	pack_dead(&ms);
-	if (ms.stream ||
-		(tables.ntables > 0 &&
-		 ms.maxentries * sizeof(HammingEntry) + (2 * ms.nentries - ms.ntable0) * sizeof(uint64) <= budget))
-	{
-		ms.nadded = ms.nentries - ms.ntable0;
-		ms.added = palloc_extended(Max(ms.nadded, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-		for (i = 0; i < ms.nadded; i++)
-			ms.added[i] = ms.entries[ms.ntable0 + i].fp;
-	}
+	/* 3. the new tables (the tail merged into the old ones, or all sorted again) and their map */
 	fresh = palloc0(sizeof(HammingMetaPageData));
 	if (ms.stream)
 	{
 		MergeStream *stream = palloc0(sizeof(MergeStream));
 		HammingTableSource source = {stream_next_entry, stream_next_key, stream};
 
-		stream->ms = &ms;
+		pack_dead(&ms);
 		hamming_sort_entries(ms.entries, ms.nentries);
+		ms.nadded = ms.nentries;
+		ms.added = palloc_extended(Max(ms.nadded, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+		for (i = 0; i < ms.nadded; i++)
+			ms.added[i] = ms.entries[i].fp;
+		stream->ms = &ms;
 		hamming_write_streams(ms.nold + ms.nentries, &source, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
 							  fresh);
 		pfree(stream);
+		pfree(ms.added);
 	}
 	else
-		hamming_write_tables(ms.entries, ms.nentries, ms.ntable0, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
-							 merged_keys, fresh);
+		hamming_write_tables(ms.entries, ms.nentries, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms, fresh);
 	fresh->nmap = write_map(&ms, ms.used, fresh->map_page);
 
 	/* 4. publish, and say what is replaced */
@@ -999,8 +925,6 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	pfree(ms.blocks);
 	pfree(ms.entries);
 	pfree(ms.nulls);
-	if (ms.added)
-		pfree(ms.added);
 	return true;
 }
 

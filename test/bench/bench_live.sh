@@ -8,7 +8,7 @@
 #   bash test/bench/bench_live.sh --after-merge [ROWS]  (right after a merge, autovacuum off)
 #   bash test/bench/bench_live.sh --sweep [ROWS]        (what tail_limit trades)
 #   bash test/bench/bench_live.sh --levels [ROWS]       (what a second level of probe tables would cost)
-#   bash test/bench/bench_live.sh --merge-memory [ROWS] (a merge that outgrows maintenance_work_mem)
+#   bash test/bench/bench_live.sh --merge-memory [ROWS] (merges with little memory)
 #
 # As root it installs what it needs and builds and installs simhash, as
 # test/run-tests.sh does.  Output: markdown tables on stdout and in
