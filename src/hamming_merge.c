@@ -110,7 +110,7 @@ typedef struct MergeStream
 {
 	MergeState *ms;
 	BlockNumber next_page;		/* the next logical page of the old table read */
-	Size		read;			/* its entries read */
+	Size		read;			/* the entries of old table j read */
 	/* table 0: the live entries of the page in hand */
 	HammingEntry page[HAMMING_PAGE_CAPACITY];
 	int			npage;
@@ -503,7 +503,6 @@ stream_table0_page(MergeStream *s)
 			s->page[s->npage].fp = HammingPageFingerprints(page)[i];
 			s->page[s->npage++].tid = HammingPageTids(page)[i];
 		}
-	s->read += HammingPageGetOpaque(page)->nentries;
 	UnlockReleaseBuffer(buffer);
 }
 
