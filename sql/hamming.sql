@@ -521,7 +521,12 @@ SET maintenance_work_mem = '1MB';
 SELECT merges AS merges_before_bulk FROM hamming_index_info('live_fp') \gset
 INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 100000) i;
 SELECT merges = :merges_before_bulk + 1 AS merged_at_half_memory FROM hamming_index_info('live_fp');
+-- (a transaction ID taken after that merge's, so that its pages are free:
+-- the next merge is refused for memory only, and says so)
+SELECT txid_current() > 0 AS xid_taken \gset
+\set VERBOSITY terse
 SELECT hamming_merge_tail('live_fp') AS merged_over_budget;
+\set VERBOSITY default
 RESET maintenance_work_mem;
 SELECT tail_entries >= 50000 AS tail_kept FROM hamming_index_info('live_fp');
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x

@@ -449,7 +449,14 @@ extern void hamming_sort_entries(HammingEntry *entries, Size n);
 extern Size hamming_table_pages(Size n, Size nnulls);
 
 /* hamming_merge.c */
-extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail);
+typedef enum HammingMergeResult
+{
+	HAMMING_MERGED,
+	HAMMING_NOT_MERGED,			/* nothing worth it, or the last merge's pages still read */
+	HAMMING_NO_MEMORY			/* maintenance_work_mem cannot hold the merge */
+} HammingMergeResult;
+extern HammingMergeResult hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail,
+										bool report);
 
 /*
  * hamming_insert.c: append to a page (exclusively locked) if it takes the

@@ -198,6 +198,14 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
  * the nsorted entries of the probe tables?  Or is it as large as half of
  * what maintenance_work_mem lets a merge hold?
  */
+/* the tables of the last merge this backend's inserts found too large for memory */
+static struct
+{
+	Oid			relfilenode;
+	uint32		nsorted;
+	int			budget;
+}			no_memory;
+
 static bool
 tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
 {
@@ -226,11 +234,23 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 	tail_pages = hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
 									  isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid,
 									  try_append, page_append, &nsorted);
-	/* a tail over the index's limit: merged now, unless VACUUM or another merge is at work */
+	/*
+	 * a tail over the index's limit: merged now, unless VACUUM or another
+	 * merge is at work, or a merge of these tables was refused for memory
+	 * (not tried again at each new page: only once the tables or
+	 * maintenance_work_mem changed)
+	 */
 	if (tail_pages > 0 && tail_over_limit(index, tail_pages, nsorted) &&
+		!(no_memory.relfilenode == index->rd_rel->relfilenode && no_memory.nsorted == nsorted &&
+		  no_memory.budget == maintenance_work_mem) &&
 		ConditionalLockRelation(heapRel, ShareUpdateExclusiveLock))
 	{
-		hamming_merge(index, NULL, false);
+		if (hamming_merge(index, NULL, false, false) == HAMMING_NO_MEMORY)
+		{
+			no_memory.relfilenode = index->rd_rel->relfilenode;
+			no_memory.nsorted = nsorted;
+			no_memory.budget = maintenance_work_mem;
+		}
 		UnlockRelation(heapRel, ShareUpdateExclusiveLock);
 	}
 	return false;

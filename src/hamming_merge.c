@@ -686,15 +686,16 @@ merge_bytes(const MergeState *ms, const HammingTables *tables, Size tail_pages)
 /*
  * Merge the tail of index into new probe tables, if the tail is worth it
  * (any_tail: if there is one) and maintenance_work_mem holds what the merge
- * holds (merge_bytes).
- * True when it did.  The caller holds a ShareUpdateExclusiveLock on the
- * table (as VACUUM does): merges are not concurrent with each other nor
- * with a bulk delete.
+ * holds (merge_bytes); report: say so when it does not (a notice, in
+ * autovacuum a log line), not only at DEBUG1.  Says whether it merged.  The
+ * caller holds a ShareUpdateExclusiveLock on the table (as VACUUM does):
+ * merges are not concurrent with each other nor with a bulk delete.
  */
-bool
-hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
+HammingMergeResult
+hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
+	const char *budget_setting;
 	MergeState	ms;
 	HammingTables tables;
 	HammingMetaPageData *meta;
@@ -715,9 +716,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	Size		i;
 
 	if (options != NULL && !options->probe_tables)
-		return false;
+		return HAMMING_NOT_MERGED;
 	if (!recycle_retired(index))
-		return false;			/* the last merge's pages may still be read */
+		return HAMMING_NOT_MERGED;			/* the last merge's pages may still be read */
 
 	memset(&ms, 0, sizeof(ms));
 	ms.index = index;
@@ -732,8 +733,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 		(double) tail_pages * HAMMING_PAGE_CAPACITY < (double) tables.nsorted / HAMMING_MERGE_TABLE_SHARE)
 	{
 		hamming_free_tables(&tables);
-		return false;
+		return HAMMING_NOT_MERGED;
 	}
+	budget_setting = in_autovacuum() && autovacuum_work_mem != -1 ? "autovacuum_work_mem" : "maintenance_work_mem";
 	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
 					 autovacuum_work_mem : maintenance_work_mem) * 1024;
 	ms.tables = &tables;
@@ -741,11 +743,14 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	ms.stream = tables.ntables > 0 && count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
 	if (merge_bytes(&ms, &tables, tail_pages) > budget)
 	{
-		ereport(DEBUG1,
-				(errmsg("hamming index \"%s\" is not merged: its %zu pages of entries need more than %zu kB",
-						RelationGetRelationName(index), (Size) (tables.pass_pages + tail_pages), budget / 1024)));
+		ereport(!report ? DEBUG1 : in_autovacuum() ? LOG : NOTICE,
+				(errmsg("hamming index \"%s\" is not merged", RelationGetRelationName(index)),
+				 errdetail("A merge of its tail needs %zu kB, more than the %zu kB of %s.",
+						   merge_bytes(&ms, &tables, tail_pages) / 1024, budget / 1024,
+						   budget_setting),
+				 errhint("Raise %s and run hamming_merge_tail(), or REINDEX the index.", budget_setting)));
 		hamming_free_tables(&tables);
-		return false;
+		return HAMMING_NO_MEMORY;
 	}
 
 	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
@@ -795,12 +800,12 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 		for (i = 0; i < nfree; i++)
 			RecordFreeIndexPage(index, ms.blocks[i]);
 		ereport(DEBUG1,
-				(errmsg("hamming index \"%s\" is not merged: its %zu pages of entries need more than %zu kB",
-						RelationGetRelationName(index), (Size) (tables.pass_pages + consume_pages), budget / 1024)));
+				(errmsg("hamming index \"%s\" is not merged now: its tail grew past what one merge takes",
+						RelationGetRelationName(index))));
 		hamming_free_tables(&tables);
 		pfree(ms.blocks);
 		pfree(meta);
-		return false;
+		return HAMMING_NOT_MERGED;
 	}
 	if (need > nfree)
 		ms.blocks = repalloc_huge(ms.blocks, need * sizeof(BlockNumber));
@@ -924,7 +929,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 	pfree(ms.blocks);
 	pfree(ms.entries);
 	pfree(ms.nulls);
-	return true;
+	return HAMMING_MERGED;
 }
 
 /*
@@ -950,7 +955,7 @@ hamming_merge_tail(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("Hamming indexes cannot be merged during recovery.")));
-	merged = hamming_merge(index, NULL, true);
+	merged = hamming_merge(index, NULL, true, true) == HAMMING_MERGED;
 	index_close(index, RowExclusiveLock);
 	table_close(heap, ShareUpdateExclusiveLock);
 	PG_RETURN_BOOL(merged);
