@@ -277,8 +277,8 @@ hamming_page_is(Page page, uint16 kind)
 #define HAMMING_MIN_TAIL_LIMIT		64
 #define HAMMING_AUTO_TAIL_MIN		1024
 #define HAMMING_AUTO_TAIL_SHARE		24
-/* memory per entry while merging: the entry, and a sort key of tables 1..3 */
-#define HAMMING_MERGE_ROW_BYTES		(sizeof(HammingEntry) + sizeof(uint64))
+/* memory per entry a build or a merge holds: the entry, and a sort key of tables 1..3 */
+#define HAMMING_ROW_BYTES			(sizeof(HammingEntry) + sizeof(uint64))
 typedef struct HammingOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */

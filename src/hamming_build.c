@@ -23,9 +23,6 @@
 #define HAMMING_PHASE_SORT		3
 #define HAMMING_PHASE_WRITE		4
 
-/* memory per collected row: the entry, and the sort key of tables 1..3 */
-#define HAMMING_BUILD_ROW_BYTES	(sizeof(HammingEntry) + sizeof(uint64))
-
 typedef struct HammingBuildState
 {
 	Relation	index;
@@ -94,7 +91,7 @@ stop_collecting(HammingBuildState *state)
 			(errmsg("hamming index \"%s\" is built without probe tables",
 					RelationGetRelationName(state->index)),
 			 errdetail("Its entries need more than maintenance_work_mem (%d kB) at %zu bytes per row.",
-					   maintenance_work_mem, HAMMING_BUILD_ROW_BYTES),
+					   maintenance_work_mem, HAMMING_ROW_BYTES),
 			 errhint("Every query will read the whole index. Increase maintenance_work_mem and REINDEX to build them.")));
 	for (i = 0; i < state->nentries; i++)
 		stream_entry(state, HAMMING_TARGET_DATA, state->entries[i].fp, &state->entries[i].tid);
@@ -111,10 +108,10 @@ stop_collecting(HammingBuildState *state)
 static bool
 make_room(HammingBuildState *state, bool null)
 {
-	Size		used = state->maxentries * HAMMING_BUILD_ROW_BYTES + state->maxnulls * sizeof(ItemPointerData);
+	Size		used = state->maxentries * HAMMING_ROW_BYTES + state->maxnulls * sizeof(ItemPointerData);
 	Size	   *n = null ? &state->nnulls : &state->nentries;
 	Size	   *max = null ? &state->maxnulls : &state->maxentries;
-	Size		each = null ? sizeof(ItemPointerData) : HAMMING_BUILD_ROW_BYTES;
+	Size		each = null ? sizeof(ItemPointerData) : HAMMING_ROW_BYTES;
 	Size		grow;
 
 	if (*n < *max)

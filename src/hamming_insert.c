@@ -192,12 +192,6 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 	}
 }
 
-/*
- * Is a tail of tail_pages pages over the index's tail_limit, or, when that
- * is unset, over HAMMING_AUTO_TAIL_MIN kB and 1/HAMMING_AUTO_TAIL_SHARE of
- * the nsorted entries of the probe tables?  Or is it as large as half of
- * what maintenance_work_mem lets a merge hold?
- */
 /* the tables of the last merge this backend's inserts found too large for memory */
 static struct
 {
@@ -206,13 +200,19 @@ static struct
 	int			budget;
 }			no_memory;
 
+/*
+ * Is a tail of tail_pages pages over the index's tail_limit, or, when that
+ * is unset, over HAMMING_AUTO_TAIL_MIN kB and 1/HAMMING_AUTO_TAIL_SHARE of
+ * the nsorted entries of the probe tables?  Or is it as large as half of
+ * what maintenance_work_mem lets a merge hold?
+ */
 static bool
 tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
 {
 	int			limit = hamming_tail_limit(index);
 	double		kb = (double) tail_pages * (BLCKSZ / 1024);
 
-	if ((double) tail_pages * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES > maintenance_work_mem * 1024.0 / 2)
+	if ((double) tail_pages * HAMMING_PAGE_CAPACITY * HAMMING_ROW_BYTES > maintenance_work_mem * 1024.0 / 2)
 		return true;
 	if (limit >= 0)
 		return kb > limit;

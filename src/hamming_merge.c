@@ -678,9 +678,9 @@ static Size
 merge_bytes(const MergeState *ms, const HammingTables *tables, Size tail_pages)
 {
 	if (ms->stream)
-		return (tail_pages * HAMMING_PAGE_CAPACITY + ms->ndead) * HAMMING_MERGE_ROW_BYTES +
+		return (tail_pages * HAMMING_PAGE_CAPACITY + ms->ndead) * HAMMING_ROW_BYTES +
 			ms->nnulls * sizeof(ItemPointerData);
-	return (tables->pass_pages + tail_pages) * HAMMING_PAGE_CAPACITY * HAMMING_MERGE_ROW_BYTES;
+	return (tables->pass_pages + tail_pages) * HAMMING_PAGE_CAPACITY * HAMMING_ROW_BYTES;
 }
 
 /*
@@ -695,6 +695,7 @@ HammingMergeResult
 hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
+	bool		autovacuum_budget;
 	const char *budget_setting;
 	MergeState	ms;
 	HammingTables tables;
@@ -735,9 +736,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		hamming_free_tables(&tables);
 		return HAMMING_NOT_MERGED;
 	}
-	budget_setting = in_autovacuum() && autovacuum_work_mem != -1 ? "autovacuum_work_mem" : "maintenance_work_mem";
-	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
-					 autovacuum_work_mem : maintenance_work_mem) * 1024;
+	autovacuum_budget = in_autovacuum() && autovacuum_work_mem != -1;
+	budget_setting = autovacuum_budget ? "autovacuum_work_mem" : "maintenance_work_mem";
+	budget = (Size) (autovacuum_budget ? autovacuum_work_mem : maintenance_work_mem) * 1024;
 	ms.tables = &tables;
 	/* old tables in order: hold the tail only, and read them again as they are rewritten */
 	ms.stream = tables.ntables > 0 && count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
