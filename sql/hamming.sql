@@ -308,22 +308,30 @@ EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 3;
 EXPLAIN (COSTS OFF) SELECT id FROM big WHERE fp <~> '0123456789abcdef' <= 9;
 DROP INDEX big_fp_gin;
 
--- an index whose entries outgrow maintenance_work_mem (1MB: about 43,000
--- rows) has no probe tables: a notice, and every scan is a pass, still exact
+-- an index whose entries outgrow maintenance_work_mem (1MB: a load of about
+-- 43,000 rows) is sorted in runs on temporary files, merged as they are read
+-- back: the same probe tables as with memory enough, the same answers
 DROP INDEX big_fp;
+CREATE INDEX big_fp_memory ON big USING hamming (fp);
 SET maintenance_work_mem = '1MB';
-CREATE INDEX big_fp_passes ON big USING hamming (fp);
+CREATE INDEX big_fp_runs ON big USING hamming (fp);
 RESET maintenance_work_mem;
+SELECT probe_tables, table_entries = 100000 AS every_row_in_tables, tail_entries = 0 AS no_tail,
+       pg_relation_size('big_fp_runs') = pg_relation_size('big_fp_memory') AS same_size
+FROM hamming_index_info('big_fp_runs');
+SELECT 'passed' AS check_built_in_runs FROM hamming_index_check('big_fp_runs');
+DROP INDEX big_fp_memory;
 SELECT fp AS big_q FROM big WHERE id = 77 \gset
 SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM big WHERE fp <~> :'big_q' <= 20;
 SELECT count(*) AS index_rows_within_20 FROM big WHERE fp <~> :'big_q' <= 20;
 SELECT (SELECT array_agg((fp <~> :'big_q')::int) FROM (SELECT fp FROM big ORDER BY fp <~> :'big_q' LIMIT 30) s) =
        (SELECT array_agg(d) FROM (SELECT plain_distance(fp, :'big_q') AS d FROM big ORDER BY 1 LIMIT 30) s) AS nearest_30_equal;
 RESET enable_seqscan;
 SELECT count(*) AS seq_rows_within_20 FROM big WHERE plain_distance(fp, :'big_q') <= 20;
--- WITH (probe_tables = off) builds the same pass-only index on purpose: no
--- notice, 14 bytes a row instead of 38, the same answers
-DROP INDEX big_fp_passes;
+-- WITH (probe_tables = off) builds a pass-only index on purpose: 14 bytes
+-- a row instead of 38, the same answers
+DROP INDEX big_fp_runs;
 CREATE INDEX big_fp_small ON big USING hamming (fp) WITH (probe_tables = off);
 SELECT pg_relation_size('big_fp_small') / 100000.0 BETWEEN 14 AND 15 AS fourteen_bytes_a_row;
 SET enable_seqscan = off;
@@ -507,31 +515,30 @@ WHERE c.j <= 3 ORDER BY c.j;
 SET enable_seqscan = off;
 SELECT count(*) = (SELECT count(*) FROM live) AS every_row_counted FROM live;
 RESET enable_seqscan;
--- what merges leave alone: an index without probe tables by its option,
--- and a tail that alone outgrows maintenance_work_mem (the tail stays,
--- exact): one transaction merges once, here when its inserts had filled
--- half of maintenance_work_mem, and the rest of its rows stay in the tail
+-- what merges leave alone: an index without probe tables by its option
 CREATE INDEX live_fp_flat ON live USING hamming (fp) WITH (probe_tables = off);
 INSERT INTO live SELECT 960000 + i, random_simhash() FROM generate_series(1, 2000) i;
 SELECT hamming_merge_tail('live_fp_flat') AS flat_merged;
 SELECT probe_tables, merges FROM hamming_index_info('live_fp_flat');
 DROP INDEX live_fp_flat;
+-- a tail that alone outgrows maintenance_work_mem (100,000 rows, 1MB holds
+-- a load of about 43,000) is sorted in runs on temporary files and merged
 ALTER INDEX live_fp SET (tail_limit = 100000);
-SET maintenance_work_mem = '1MB';
 SELECT merges AS merges_before_bulk FROM hamming_index_info('live_fp') \gset
 INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 100000) i;
-SELECT merges = :merges_before_bulk + 1 AS merged_at_half_memory FROM hamming_index_info('live_fp');
--- (a transaction ID taken after that merge's, so that its pages are free:
--- the next merge is refused for memory only, and says so)
-SELECT txid_current() > 0 AS xid_taken \gset
+SELECT merges = :merges_before_bulk AS not_merged_under_tail_limit,
+       tail_entries >= 100000 AS tail_over_budget FROM hamming_index_info('live_fp');
+SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
 \set VERBOSITY terse
-SELECT hamming_merge_tail('live_fp') AS merged_over_budget;
+SELECT hamming_merge_tail('live_fp') AS merged_in_runs;
 \set VERBOSITY default
+RESET client_min_messages;
 RESET maintenance_work_mem;
-SELECT tail_entries >= 50000 AS tail_kept FROM hamming_index_info('live_fp');
-SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
-WHERE c.j <= 2 ORDER BY c.j;
-SELECT hamming_merge_tail('live_fp') AS merged_within_budget;
+SELECT merges = :merges_before_bulk + 1 AS merged_once, tail_entries = 0 AS tail_merged,
+       table_entries = (SELECT count(*) FROM live WHERE fp IS NOT NULL) AS every_live_row
+FROM hamming_index_info('live_fp');
+SELECT 'passed' AS check_after_runs FROM hamming_index_check('live_fp');
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
 WHERE c.j <= 2 ORDER BY c.j;
 -- tables that outgrow maintenance_work_mem, a tail that does not: VACUUM
@@ -555,17 +562,34 @@ WHERE c.j <= 3 ORDER BY c.j;
 -- reads them (table 0's live entries with the tail's; tables 1..3's keys
 -- less the tombstones', with the tail's): exact through tombstones (VACUUM
 -- clears the TIDs of deleted rows in table 0) and fingerprints held several
--- times, in the tables and the tail
+-- times, in the tables and the tail; at 1MB the tombstones' keys (half of
+-- it: about 21,000) and the tail are sorted in runs on temporary files
 DELETE FROM live WHERE id % 3 = 0;
 VACUUM live;
 INSERT INTO live SELECT 3000000 + id, fp FROM live WHERE id % 17 = 1 OR id >= 100000 AND id < 900000;
 SELECT tail_entries < table_entries / 4 AS small_tail FROM hamming_index_info('live_fp');
+SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
+\set VERBOSITY terse
 SELECT hamming_merge_tail('live_fp') AS merged_runs;
+\set VERBOSITY default
+RESET client_min_messages;
+RESET maintenance_work_mem;
 SELECT tail_entries = 0 AS tail_merged, table_entries = (SELECT count(*) FROM live WHERE fp IS NOT NULL) AS every_live_row
 FROM hamming_index_info('live_fp');
 SELECT 'passed' AS check_after_runs_merged FROM hamming_index_check('live_fp');
 SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 1, 3, 9, 16, 30, 64]) x
 WHERE c.j <= 3 ORDER BY c.j;
+-- a build in runs of a table with NULLs: their TIDs wait in a temporary
+-- file, and go to the tail behind the tables
+SET maintenance_work_mem = '1MB';
+CREATE INDEX live_fp_runs ON live USING hamming (fp);
+RESET maintenance_work_mem;
+SELECT table_entries = (SELECT count(*) FROM live WHERE fp IS NOT NULL) AS every_fingerprint,
+       tail_entries = (SELECT count(*) FROM live WHERE fp IS NULL) AND tail_entries > 0 AS nulls_in_tail
+FROM hamming_index_info('live_fp_runs');
+SELECT 'passed' AS check_built_with_nulls FROM hamming_index_check('live_fp_runs');
+DROP INDEX live_fp_runs;
 -- what hamming_merge_tail refuses, and a tail_limit below its minimum
 SELECT hamming_merge_tail('live');
 SELECT hamming_merge_tail('docs_pkey');

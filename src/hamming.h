@@ -269,10 +269,7 @@ hamming_page_is(Page page, uint16 kind)
  * WITH (tail_limit = kB): an insert that makes the tail larger merges it,
  * -1 (unset): once the tail is over HAMMING_AUTO_TAIL_MIN kB and over
  * 1/HAMMING_AUTO_TAIL_SHARE of the tables' entries (a merge rewrites the
- * tables, so its cost per inserted row stays about the same as they grow);
- * either way, also once a merge of the tail would take half of
- * maintenance_work_mem (a merge holds the tail: a tail that outgrew memory
- * would never be merged)
+ * tables, so its cost per inserted row stays about the same as they grow)
  */
 #define HAMMING_MIN_TAIL_LIMIT		64
 #define HAMMING_AUTO_TAIL_MIN		1024
@@ -327,7 +324,13 @@ hamming_entry_cmp(const HammingEntry *x, const HammingEntry *y)
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
 }
 
-/* where hamming_write_tables() puts each page: returns its (logical) number */
+/*
+ * Entries in the probe tables' orders, within a memory budget, spilled to
+ * temporary files in sorted runs beyond it (hamming_sort.c)
+ */
+typedef struct HammingSort HammingSort;
+
+/* where hamming_write_streams() puts each page: returns its (logical) number */
 typedef BlockNumber (*HammingPageSink) (void *arg, Page page);
 
 /*
@@ -439,24 +442,25 @@ extern bool hamming_probe(Relation index, const HammingTables *tables, simhash q
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
-extern void hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
-								 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
+extern void hamming_write_sorted(HammingSort *sort, const ItemPointerData *nulls, Size nnulls,
+								 bool progress, uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
 extern void hamming_write_streams(Size n, const HammingTableSource *source,
 								  const ItemPointerData *nulls, Size nnulls, uint16 gen,
 								  HammingPageSink sink, void *arg, HammingMetaPageData *meta);
-extern void hamming_sort_keys(uint64 *keys, Size n);
-extern void hamming_sort_entries(HammingEntry *entries, Size n);
 extern Size hamming_table_pages(Size n, Size nnulls);
 
+/* hamming_sort.c */
+extern HammingSort *hamming_sort_begin(Size budget);
+extern void hamming_sort_add(HammingSort *sort, uint64 fp, ItemPointer tid);
+extern Size hamming_sort_count(const HammingSort *sort);
+extern int	hamming_sort_runs(const HammingSort *sort);
+extern void hamming_sort_done(HammingSort *sort);
+extern bool hamming_sort_next_entry(HammingSort *sort, HammingEntry *entry);
+extern bool hamming_sort_next_key(HammingSort *sort, int table, uint64 *key);
+extern void hamming_sort_end(HammingSort *sort);
+
 /* hamming_merge.c */
-typedef enum HammingMergeResult
-{
-	HAMMING_MERGED,
-	HAMMING_NOT_MERGED,			/* nothing worth it, or the last merge's pages still read */
-	HAMMING_NO_MEMORY			/* maintenance_work_mem cannot hold the merge */
-} HammingMergeResult;
-extern HammingMergeResult hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail,
-										bool report);
+extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail);
 
 /*
  * hamming_insert.c: append to a page (exclusively locked) if it takes the

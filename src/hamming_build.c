@@ -1,14 +1,14 @@
 /*
  * hamming_build.c
- *	  Building a "hamming" index.  One pass over the table collects the
- *	  entries in memory (24 bytes per row, within maintenance_work_mem); they
- *	  are sorted four ways and written as the probe tables with their
- *	  directories, then the pages of NULL fingerprints, and the whole index
- *	  is WAL-logged once at the end.  When the entries outgrow
- *	  maintenance_work_mem the build falls back to tail pages only (filled
- *	  one page of each kind at a time, as inserts fill them), with a notice:
- *	  that index answers every query by a pass.  So does an index built
- *	  WITH (probe_tables = off), 14 bytes a row.
+ *	  Building a "hamming" index, and writing probe tables (for a build and
+ *	  for a merge).  One pass over the table sorts the entries four ways
+ *	  (hamming_sort.c: in maintenance_work_mem, 24 bytes per row, and in
+ *	  sorted runs on temporary files beyond it); they are written as the
+ *	  probe tables with their directories, then the pages of NULL
+ *	  fingerprints, and the whole index is WAL-logged once at the end.  An
+ *	  index built WITH (probe_tables = off) is tail pages only (filled one
+ *	  page of each kind at a time, as inserts fill them), 14 bytes a row, and
+ *	  answers every query by a pass.
  */
 #include "hamming.h"
 
@@ -17,7 +17,7 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "utils/memutils.h"
+#include "storage/buffile.h"
 
 #define HAMMING_PHASE_SCAN		2	/* subphases after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE */
 #define HAMMING_PHASE_SORT		3
@@ -26,16 +26,10 @@
 typedef struct HammingBuildState
 {
 	Relation	index;
-	/* collecting: entries for the probe tables, TIDs of NULL fingerprints */
-	bool		collecting;
-	Size		budget;			/* bytes of maintenance_work_mem */
-	HammingEntry *entries;
-	Size		nentries;
-	Size		maxentries;
-	ItemPointerData *nulls;
-	Size		nnulls;
-	Size		maxnulls;
-	/* streaming (over budget): the page being filled, per kind */
+	/* with probe tables: the entries sorted, the TIDs of NULL fingerprints kept in a file */
+	HammingSort *sort;
+	BufFile    *nulls;
+	/* the tail: the page being filled, per kind */
 	PGAlignedBlock pages[2];
 	BlockNumber last_written[2];
 	double		indtuples;
@@ -81,55 +75,6 @@ stream_entry(HammingBuildState *state, int target, simhash fp, ItemPointer tid)
 	opaque->nentries++;
 }
 
-/* over budget: what was collected goes to tail pages, and so will the rest */
-static void
-stop_collecting(HammingBuildState *state)
-{
-	Size		i;
-
-	ereport(NOTICE,
-			(errmsg("hamming index \"%s\" is built without probe tables",
-					RelationGetRelationName(state->index)),
-			 errdetail("Its entries need more than maintenance_work_mem (%d kB) at %zu bytes per row.",
-					   maintenance_work_mem, HAMMING_ROW_BYTES),
-			 errhint("Every query will read the whole index. Increase maintenance_work_mem and REINDEX to build them.")));
-	for (i = 0; i < state->nentries; i++)
-		stream_entry(state, HAMMING_TARGET_DATA, state->entries[i].fp, &state->entries[i].tid);
-	for (i = 0; i < state->nnulls; i++)
-		stream_entry(state, HAMMING_TARGET_NULLS, 0, &state->nulls[i]);
-	pfree(state->entries);
-	pfree(state->nulls);
-	state->entries = NULL;
-	state->nulls = NULL;
-	state->collecting = false;
-}
-
-/* room for one more entry (or NULL) within the budget? grows the array */
-static bool
-make_room(HammingBuildState *state, bool null)
-{
-	Size		used = state->maxentries * HAMMING_ROW_BYTES + state->maxnulls * sizeof(ItemPointerData);
-	Size	   *n = null ? &state->nnulls : &state->nentries;
-	Size	   *max = null ? &state->maxnulls : &state->maxentries;
-	Size		each = null ? sizeof(ItemPointerData) : HAMMING_ROW_BYTES;
-	Size		grow;
-
-	if (*n < *max)
-		return true;
-	grow = Min(*max, (state->budget - Min(used, state->budget)) / each);
-	grow = Min(grow, MaxAllocHugeSize / each - *max);
-	if (!null)
-		grow = Min(grow, (Size) PG_UINT32_MAX - 1 - *max);	/* entry numbers are 32-bit */
-	if (grow == 0)
-		return false;
-	*max += grow;
-	if (null)
-		state->nulls = repalloc_huge(state->nulls, *max * sizeof(ItemPointerData));
-	else
-		state->entries = repalloc_huge(state->entries, *max * sizeof(HammingEntry));
-	return true;
-}
-
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
@@ -138,91 +83,28 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
 
 	state->indtuples += 1;
-	if (state->collecting && !make_room(state, isnull[0]))
-		stop_collecting(state);
-	if (!state->collecting)
+	if (state->sort == NULL)
 		stream_entry(state, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, fp, tid);
 	else if (isnull[0])
-		state->nulls[state->nnulls++] = *tid;
+	{
+		/* to the tail, behind the tables: kept until they are written */
+		if (state->nulls == NULL)
+			state->nulls = BufFileCreateTemp(false);
+		BufFileWrite(state->nulls, tid, sizeof(ItemPointerData));
+	}
 	else
 	{
-		state->entries[state->nentries].fp = fp;
-		state->entries[state->nentries++].tid = *tid;
+		if (hamming_sort_count(state->sort) >= PG_UINT32_MAX - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("hamming index \"%s\" cannot hold more than %u rows in its probe tables",
+							RelationGetRelationName(index), PG_UINT32_MAX - 1),
+					 errhint("Create it WITH (probe_tables = off), or partition the table.")));
+		hamming_sort_add(state->sort, fp, tid);
 	}
 }
 
-/* sort_entries(): by fingerprint, then TID (the comparison inlined) */
-#define ST_SORT sort_entries
-#define ST_ELEMENT_TYPE HammingEntry
-#define ST_COMPARE(a, b) hamming_entry_cmp(a, b)
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
-/* sort_keys(): 64-bit keys in ascending order */
-#define ST_SORT sort_keys
-#define ST_ELEMENT_TYPE uint64
-#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : (*(a) > *(b) ? 1 : 0))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
-/*
- * The n fingerprints of entries rotated left by rotation bits, sorted, into
- * keys: placed by their top 16 bits (counting each prefix once, then each
- * key straight to its prefix's range), then each range sorted; at n rows a
- * range holds n / 65536 keys, so this costs a fraction of a whole sort and
- * needs no memory beyond keys.
- */
-static void
-rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *keys)
-{
-	const int	prefix_bits = 16;
-	Size	   *start = palloc0(((Size) 1 << prefix_bits) * sizeof(Size));
-	Size		i;
-	Size		b;
-	Size		sum = 0;
-
-	for (i = 0; i < n; i++)
-		start[hamming_rotate_left(entries[i].fp, rotation) >> (64 - prefix_bits)]++;
-	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
-	{
-		Size		count = start[b];
-
-		start[b] = sum;
-		sum += count;
-	}
-	for (i = 0; i < n; i++)
-	{
-		uint64		key = hamming_rotate_left(entries[i].fp, rotation);
-
-		keys[start[key >> (64 - prefix_bits)]++] = key;
-	}
-	/* start[b] is now the end of range b, and the beginning of range b + 1 */
-	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
-	{
-		Size		begin = b == 0 ? 0 : start[b - 1];
-
-		if (start[b] - begin > 1)
-			sort_keys(keys + begin, start[b] - begin);
-		if (b % 1024 == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	pfree(start);
-}
-
-void
-hamming_sort_keys(uint64 *keys, Size n)
-{
-	sort_keys(keys, n);
-}
-
-void
-hamming_sort_entries(HammingEntry *entries, Size n)
-{
-	sort_entries(entries, n);
-}
-
+/* dir_bits of the tables of n entries: a bucket of the directory holds about HAMMING_BUCKET_ROWS */
 static int
 dir_bits_for(Size n)
 {
@@ -458,65 +340,53 @@ hamming_write_streams(Size n, const HammingTableSource *source, const ItemPointe
 	pfree(w);
 }
 
-/* the source of entries held in memory: sorted, and their keys sorted a table at a time */
-typedef struct ArraySource
+/* the source of a sort's entries, reporting a build's progress */
+typedef struct SortSource
 {
-	HammingEntry *entries;
-	Size		n;
-	Size		next;			/* table 0's next entry */
-	uint64	   *keys;			/* the keys of table key_table */
+	HammingSort *sort;
+	bool		progress;
 	int			key_table;
-	Size		next_key;
-} ArraySource;
+} SortSource;
 
 static bool
-array_next_entry(void *arg, HammingEntry *entry)
+sort_next_entry(void *arg, HammingEntry *entry)
 {
-	ArraySource *src = (ArraySource *) arg;
-
-	if (src->next >= src->n)
-		return false;
-	*entry = src->entries[src->next++];
-	return true;
+	return hamming_sort_next_entry(((SortSource *) arg)->sort, entry);
 }
 
 static bool
-array_next_key(void *arg, int table, uint64 *key)
+sort_next_key(void *arg, int table, uint64 *key)
 {
-	ArraySource *src = (ArraySource *) arg;
+	SortSource *src = (SortSource *) arg;
+	bool		more;
 
-	if (src->key_table != table)
-	{
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-		rotated_sorted_keys(src->entries, src->n, table * HAMMING_BLOCK_BITS, src->keys);
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
-		src->key_table = table;
-		src->next_key = 0;
-	}
-	if (src->next_key >= src->n)
-		return false;
-	*key = src->keys[src->next_key++];
-	return true;
+	if (src->key_table == table || !src->progress)
+		return hamming_sort_next_key(src->sort, table, key);
+	/* the first key of a table: its keys are sorted (in memory) or their runs opened */
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
+	more = hamming_sort_next_key(src->sort, table, key);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+	src->key_table = table;
+	return more;
 }
 
-/* Sort n entries four ways and write them as the probe tables (hamming_write_streams) */
+/*
+ * Write the entries of sort as the probe tables (hamming_write_streams);
+ * progress: a build's, reported in pg_stat_progress_create_index
+ */
 void
-hamming_write_tables(HammingEntry *entries, Size n, const ItemPointerData *nulls, Size nnulls,
+hamming_write_sorted(HammingSort *sort, const ItemPointerData *nulls, Size nnulls, bool progress,
 					 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
-	ArraySource src;
-	HammingTableSource source = {array_next_entry, array_next_key, &src};
+	SortSource	src = {sort, progress, 0};
+	HammingTableSource source = {sort_next_entry, sort_next_key, &src};
 
-	src.entries = entries;
-	src.n = n;
-	src.next = 0;
-	src.keys = palloc_extended(Max(n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-	src.key_table = 0;
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
-	sort_entries(entries, n);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
-	hamming_write_streams(n, &source, nulls, nnulls, gen, sink, arg, meta);
-	pfree(src.keys);
+	if (progress)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SORT);
+	hamming_sort_done(sort);
+	if (progress)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+	hamming_write_streams(hamming_sort_count(sort), &source, nulls, nnulls, gen, sink, arg, meta);
 }
 
 /* the build's sink: behind the index's last page */
@@ -548,13 +418,8 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	state = palloc0(sizeof(HammingBuildState));
 	state->index = index;
-	state->collecting = index->rd_options == NULL ||
-		((HammingOptions *) index->rd_options)->probe_tables;
-	state->budget = (Size) maintenance_work_mem * 1024;
-	state->maxentries = 1024;
-	state->entries = palloc(state->maxentries * sizeof(HammingEntry));
-	state->maxnulls = 64;
-	state->nulls = palloc(state->maxnulls * sizeof(ItemPointerData));
+	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
+		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024);
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);
 	hamming_init_page(state->pages[HAMMING_TARGET_NULLS].data, HAMMING_NULLS);
 	state->last_written[HAMMING_TARGET_DATA] = InvalidBlockNumber;
@@ -565,17 +430,31 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 									   build_callback, (void *) state, NULL);
 
 	meta = palloc0(sizeof(HammingMetaPageData));
-	if (state->collecting)
+	if (state->sort != NULL)
 	{
-		Size		i;
-
-		if (state->nentries > 0)
+		if (hamming_sort_count(state->sort) > 0)
 		{
-			hamming_write_tables(state->entries, state->nentries, NULL, 0, 0, build_sink, index, meta);
+			hamming_write_sorted(state->sort, NULL, 0, true, 0, build_sink, index, meta);
 			meta->tail_start = RelationGetNumberOfBlocks(index);
+			if (hamming_sort_runs(state->sort) > 0)
+				ereport(DEBUG1,
+						(errmsg("hamming index \"%s\" was built of %zu entries sorted in %d runs on temporary files",
+								RelationGetRelationName(index), hamming_sort_count(state->sort),
+								hamming_sort_runs(state->sort))));
 		}
-		for (i = 0; i < state->nnulls; i++)
-			stream_entry(state, HAMMING_TARGET_NULLS, 0, &state->nulls[i]);
+		hamming_sort_end(state->sort);
+		if (state->nulls != NULL)
+		{
+			ItemPointerData tid;
+
+			if (BufFileSeek(state->nulls, 0, 0, SEEK_SET) != 0)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not seek in hamming index build temporary file: %m")));
+			while (BufFileRead(state->nulls, &tid, sizeof(tid)) == sizeof(tid))
+				stream_entry(state, HAMMING_TARGET_NULLS, 0, &tid);
+			BufFileClose(state->nulls);
+		}
 	}
 	for (target = 0; target < 2; target++)
 		flush_page(state, target);

@@ -192,19 +192,10 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 	}
 }
 
-/* the tables of the last merge this backend's inserts found too large for memory */
-static struct
-{
-	Oid			relfilenode;
-	uint32		nsorted;
-	int			budget;
-}			no_memory;
-
 /*
  * Is a tail of tail_pages pages over the index's tail_limit, or, when that
  * is unset, over HAMMING_AUTO_TAIL_MIN kB and 1/HAMMING_AUTO_TAIL_SHARE of
- * the nsorted entries of the probe tables?  Or is it as large as half of
- * what maintenance_work_mem lets a merge hold?
+ * the nsorted entries of the probe tables?
  */
 static bool
 tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
@@ -212,8 +203,6 @@ tail_over_limit(Relation index, BlockNumber tail_pages, uint32 nsorted)
 	int			limit = hamming_tail_limit(index);
 	double		kb = (double) tail_pages * (BLCKSZ / 1024);
 
-	if ((double) tail_pages * HAMMING_PAGE_CAPACITY * HAMMING_ROW_BYTES > maintenance_work_mem * 1024.0 / 2)
-		return true;
 	if (limit >= 0)
 		return kb > limit;
 	return kb > HAMMING_AUTO_TAIL_MIN &&
@@ -234,23 +223,11 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 	tail_pages = hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
 									  isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid,
 									  try_append, page_append, &nsorted);
-	/*
-	 * a tail over the index's limit: merged now, unless VACUUM or another
-	 * merge is at work, or a merge of these tables was refused for memory
-	 * (not tried again at each new page: only once the tables or
-	 * maintenance_work_mem changed)
-	 */
+	/* a tail over the index's limit: merged now, unless VACUUM or another merge is at work */
 	if (tail_pages > 0 && tail_over_limit(index, tail_pages, nsorted) &&
-		!(no_memory.relfilenode == index->rd_rel->relfilenode && no_memory.nsorted == nsorted &&
-		  no_memory.budget == maintenance_work_mem) &&
 		ConditionalLockRelation(heapRel, ShareUpdateExclusiveLock))
 	{
-		if (hamming_merge(index, NULL, false, false) == HAMMING_NO_MEMORY)
-		{
-			no_memory.relfilenode = index->rd_rel->relfilenode;
-			no_memory.nsorted = nsorted;
-			no_memory.budget = maintenance_work_mem;
-		}
+		hamming_merge(index, NULL, false);
 		UnlockRelation(heapRel, ShareUpdateExclusiveLock);
 	}
 	return false;

@@ -80,29 +80,23 @@ typedef struct MergeState
 	BlockNumber *blocks;
 	Size		nblocks;
 	Size		used;
-	/* collected */
-	HammingEntry *entries;
-	Size		nentries;
-	Size		maxentries;
+	/*
+	 * Collected: the entries sorted (hamming_sort.c, within memory and on
+	 * temporary files beyond it), the NULL TIDs.  A merge that reads the old
+	 * tables as it writes the new ones (stream) sorts the tail's entries
+	 * only, and the fingerprints of table 0's tombstones apart (dead), which
+	 * tables 1..3 drop as they are read again.  Otherwise (an index without
+	 * tables, or whose table 0 is out of order) table 0's live entries are
+	 * sorted too.
+	 */
+	HammingSort *sort;
+	HammingSort *dead;
 	ItemPointerData *nulls;
 	Size		nnulls;
 	Size		maxnulls;
-	/*
-	 * A merge that reads the old tables as it writes the new ones (stream):
-	 * entries holds the tail's only, sorted; added their fingerprints, dead
-	 * those of table 0's tombstones (while entries are collected, in the
-	 * entries array from its end down: a tombstone takes a slot no entry
-	 * takes, so the two fit in the slots counted; then packed there), each
-	 * rotated and sorted for tables 1..3 in turn.  Otherwise (an index
-	 * without tables, or whose table 0 is out of order) entries holds table
-	 * 0's live entries too, and everything is sorted again.
-	 */
 	bool		stream;
 	Size		nold;			/* table 0's live entries */
-	uint64	   *dead;
 	Size		ndead;
-	uint64	   *added;
-	Size		nadded;
 } MergeState;
 
 /* where a streaming merge is in the old tables */
@@ -111,18 +105,22 @@ typedef struct MergeStream
 	MergeState *ms;
 	BlockNumber next_page;		/* the next logical page of the old table read */
 	Size		read;			/* the entries of old table j read */
-	/* table 0: the live entries of the page in hand */
+	/* table 0: the live entries of the page in hand; the tail's next entry */
 	HammingEntry page[HAMMING_PAGE_CAPACITY];
 	int			npage;
 	int			ipage;
-	Size		itail;			/* the tail's next entry */
-	/* tables 1..3: the keys of the page in hand */
+	HammingEntry tail;
+	bool		has_tail;
+	/* tables 1..3: the keys of the page in hand; the tail's and the tombstones' next */
 	int			table;
 	uint64		keys[HAMMING_KEYS_CAPACITY];
 	int			nkeys;
 	int			ikey;
-	Size		iadded;
-	Size		idead;
+	uint64		added;
+	bool		has_added;
+	uint64		dead;
+	bool		has_dead;
+	Size		ndead;			/* tombstones' keys dropped */
 } MergeStream;
 
 /* write page as block blkno, whole, through generic WAL */
@@ -150,20 +148,6 @@ merge_sink(void *arg, Page page)
 	return (BlockNumber) ms->used++;
 }
 
-/* room for one more entry or tombstone: the tombstones move to the new end */
-static void
-make_room(MergeState *ms)
-{
-	Size		old = ms->maxentries;
-
-	if (ms->nentries + ms->ndead < old)
-		return;
-	ms->maxentries *= 2;
-	ms->entries = repalloc_huge(ms->entries, ms->maxentries * sizeof(HammingEntry));
-	memmove(&ms->entries[ms->maxentries - ms->ndead], &ms->entries[old - ms->ndead],
-			ms->ndead * sizeof(HammingEntry));
-}
-
 /* an entry of table 0 or the tail, or a NULL TID */
 static void
 collect(MergeState *ms, uint64 fp, ItemPointer tid, bool isnull)
@@ -178,31 +162,7 @@ collect(MergeState *ms, uint64 fp, ItemPointer tid, bool isnull)
 		ms->nulls[ms->nnulls++] = *tid;
 		return;
 	}
-	make_room(ms);
-	ms->entries[ms->nentries].fp = fp;
-	ms->entries[ms->nentries++].tid = *tid;
-}
-
-/* a tombstone of table 0, whose fingerprint tables 1..3 hold */
-static void
-collect_dead(MergeState *ms, uint64 fp)
-{
-	make_room(ms);
-	ms->entries[ms->maxentries - 1 - ms->ndead++].fp = fp;
-}
-
-/* the tombstones' fingerprints as an array, at the end of the entries' */
-static void
-pack_dead(MergeState *ms)
-{
-	const HammingEntry *from = &ms->entries[ms->maxentries - ms->ndead];
-	uint64	   *to = (uint64 *) from;
-	Size		i;
-
-	/* to[i] lies within from[i / 2]: each is read before it is written */
-	for (i = 0; i < ms->ndead; i++)
-		to[i] = from[i].fp;
-	ms->dead = to;
+	hamming_sort_add(ms->sort, fp, tid);
 }
 
 /* free the pages of a map page's list, and the map page */
@@ -410,21 +370,14 @@ collect_tables(MergeState *ms, const HammingTables *tables)
 					collect(ms, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i], nulls);
 			}
 			else if (ms->stream && !nulls)
-				collect_dead(ms, HammingPageFingerprints(page)[i]);	/* tables 1..3 hold it */
+			{
+				/* tables 1..3 hold its key */
+				hamming_sort_add(ms->dead, HammingPageFingerprints(page)[i], &HammingPageTids(page)[i]);
+				ms->ndead++;
+			}
 		}
 		UnlockReleaseBuffer(buffer);
 	}
-}
-
-/* rotate n keys left by bits more, and sort them */
-static void
-rotate_and_sort(uint64 *keys, Size n, int bits)
-{
-	Size		i;
-
-	for (i = 0; i < n; i++)
-		keys[i] = hamming_rotate_left(keys[i], bits);
-	hamming_sort_keys(keys, n);
 }
 
 /* a damaged old table: the merge cannot go on */
@@ -517,12 +470,17 @@ stream_next_entry(void *arg, HammingEntry *entry)
 	while (s->ipage == s->npage && s->next_page < ms->tables->table0_pages)
 		stream_table0_page(s);
 	old = s->ipage < s->npage;
-	if (!old && s->itail == ms->nentries)
+	if (!s->has_tail)
+		s->has_tail = hamming_sort_next_entry(ms->sort, &s->tail);
+	if (!old && !s->has_tail)
 		return false;
-	if (old && (s->itail == ms->nentries || hamming_entry_cmp(&s->page[s->ipage], &ms->entries[s->itail]) <= 0))
+	if (old && (!s->has_tail || hamming_entry_cmp(&s->page[s->ipage], &s->tail) <= 0))
 		*entry = s->page[s->ipage++];
 	else
-		*entry = ms->entries[s->itail++];
+	{
+		*entry = s->tail;
+		s->has_tail = false;
+	}
 	return true;
 }
 
@@ -530,8 +488,7 @@ stream_next_entry(void *arg, HammingEntry *entry)
  * A streaming merge's table j (1..3): three runs in order merged, a key at a
  * time: the keys of the old table j (every fingerprint of the old table 0,
  * tombstones included, rotated) less the tombstones', and the tail's.
- * Called for j = 1, 2, 3 in turn, each table rotating the small runs 16
- * bits further.
+ * Called for j = 1, 2, 3 in turn.
  */
 static bool
 stream_next_key(void *arg, int table, uint64 *key)
@@ -543,13 +500,13 @@ stream_next_key(void *arg, int table, uint64 *key)
 
 	if (s->table != table)
 	{
-		rotate_and_sort(ms->added, ms->nadded, HAMMING_BLOCK_BITS);
-		rotate_and_sort(ms->dead, ms->ndead, HAMMING_BLOCK_BITS);
 		s->table = table;
 		s->next_page = 0;
 		s->read = 0;
 		s->nkeys = s->ikey = 0;
-		s->iadded = s->idead = 0;
+		s->has_added = hamming_sort_next_key(ms->sort, table, &s->added);
+		s->has_dead = hamming_sort_next_key(ms->dead, table, &s->dead);
+		s->ndead = 0;
 	}
 	for (;;)
 	{
@@ -572,28 +529,32 @@ stream_next_key(void *arg, int table, uint64 *key)
 		{
 			uint64		old = s->keys[s->ikey];
 
-			if (s->iadded < ms->nadded && ms->added[s->iadded] < old)
+			if (s->has_added && s->added < old)
 			{
-				*key = ms->added[s->iadded++];
+				*key = s->added;
+				s->has_added = hamming_sort_next_key(ms->sort, table, &s->added);
 				return true;
 			}
 			s->ikey++;
-			if (s->idead < ms->ndead && ms->dead[s->idead] <= old)
+			if (s->has_dead && s->dead <= old)
 			{
-				if (ms->dead[s->idead] < old)
+				if (s->dead < old)
 					old_table_damaged(ms, table, "lacks the key of a cleared entry");
-				s->idead++;		/* a tombstone's */
+				/* a tombstone's */
+				s->has_dead = hamming_sort_next_key(ms->dead, table, &s->dead);
+				s->ndead++;
 				continue;
 			}
 			*key = old;
 			return true;
 		}
-		if (s->iadded < ms->nadded)
+		if (s->has_added)
 		{
-			*key = ms->added[s->iadded++];
+			*key = s->added;
+			s->has_added = hamming_sort_next_key(ms->sort, table, &s->added);
 			return true;
 		}
-		if (s->read != tables->nsorted || s->idead != ms->ndead)
+		if (s->read != tables->nsorted || s->ndead != ms->ndead)
 			old_table_damaged(ms, table, "does not hold the entries of table 0");
 		return false;
 	}
@@ -671,32 +632,34 @@ merge_pages(Size pages)
 }
 
 /*
- * Memory of a merge: the entries of every slot of table 0 and the tail and
- * a key each; or, streaming, the tail's only and the tombstones' keys
+ * The sorts of a merge within budget bytes: the NULL TIDs held (6 bytes
+ * each, up to half of it) aside, the tombstones' keys take what they need
+ * of the rest, up to half, and the entries the remainder.  Beyond its share
+ * a sort writes sorted runs to temporary files.
  */
-static Size
-merge_bytes(const MergeState *ms, const HammingTables *tables, Size tail_pages)
+static void
+begin_sorts(MergeState *ms, Size budget)
 {
+	Size		rest = budget - Min(ms->nnulls * sizeof(ItemPointerData), budget / 2);
+	Size		dead = Min(ms->ndead * HAMMING_ROW_BYTES, rest / 2);
+
+	ms->sort = hamming_sort_begin(rest - dead);
 	if (ms->stream)
-		return (tail_pages * HAMMING_PAGE_CAPACITY + ms->ndead) * HAMMING_ROW_BYTES +
-			ms->nnulls * sizeof(ItemPointerData);
-	return (tables->pass_pages + tail_pages) * HAMMING_PAGE_CAPACITY * HAMMING_ROW_BYTES;
+		ms->dead = hamming_sort_begin(dead);
 }
 
 /*
  * Merge the tail of index into new probe tables, if the tail is worth it
- * (any_tail: if there is one) and maintenance_work_mem holds what the merge
- * holds (merge_bytes); report: say so when it does not (a notice, in
- * autovacuum a log line), not only at DEBUG1.  Says whether it merged.  The
- * caller holds a ShareUpdateExclusiveLock on the table (as VACUUM does):
- * merges are not concurrent with each other nor with a bulk delete.
+ * (any_tail: if there is one); within maintenance_work_mem (in autovacuum,
+ * autovacuum_work_mem), and temporary files beyond it.  Says whether it
+ * merged.  The caller holds a ShareUpdateExclusiveLock on the table (as
+ * VACUUM does): merges are not concurrent with each other nor with a bulk
+ * delete.
  */
-HammingMergeResult
-hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report)
+bool
+hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
-	bool		autovacuum_budget;
-	const char *budget_setting;
 	MergeState	ms;
 	HammingTables tables;
 	HammingMetaPageData *meta;
@@ -707,7 +670,6 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	uint32		nconsumed;
 	Size		tail_pages;
 	Size		consume_pages;
-	Size		budget;
 	Size		need;
 	Size		nfree;
 	BlockNumber reserved;
@@ -717,9 +679,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	Size		i;
 
 	if (options != NULL && !options->probe_tables)
-		return HAMMING_NOT_MERGED;
+		return false;
 	if (!recycle_retired(index))
-		return HAMMING_NOT_MERGED;			/* the last merge's pages may still be read */
+		return false;			/* the last merge's pages may still be read */
 
 	memset(&ms, 0, sizeof(ms));
 	ms.index = index;
@@ -734,25 +696,11 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		(double) tail_pages * HAMMING_PAGE_CAPACITY < (double) tables.nsorted / HAMMING_MERGE_TABLE_SHARE)
 	{
 		hamming_free_tables(&tables);
-		return HAMMING_NOT_MERGED;
+		return false;
 	}
-	autovacuum_budget = in_autovacuum() && autovacuum_work_mem != -1;
-	budget_setting = autovacuum_budget ? "autovacuum_work_mem" : "maintenance_work_mem";
-	budget = (Size) (autovacuum_budget ? autovacuum_work_mem : maintenance_work_mem) * 1024;
 	ms.tables = &tables;
-	/* old tables in order: hold the tail only, and read them again as they are rewritten */
+	/* old tables in order: sort the tail only, and read them again as they are rewritten */
 	ms.stream = tables.ntables > 0 && count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
-	if (merge_bytes(&ms, &tables, tail_pages) > budget)
-	{
-		ereport(!report ? DEBUG1 : in_autovacuum() ? LOG : NOTICE,
-				(errmsg("hamming index \"%s\" is not merged", RelationGetRelationName(index)),
-				 errdetail("A merge of its tail needs %zu kB, more than the %zu kB of %s.",
-						   merge_bytes(&ms, &tables, tail_pages) / 1024, budget / 1024,
-						   budget_setting),
-				 errhint("Raise %s and run hamming_merge_tail(), or REINDEX the index.", budget_setting)));
-		hamming_free_tables(&tables);
-		return HAMMING_NO_MEMORY;
-	}
 
 	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
 	meta = palloc(sizeof(HammingMetaPageData));
@@ -792,8 +740,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	for (r = 0; r <= nconsumed; r++)
 		consume_pages += consumed[r].fill - consumed[r].start;
 	need = merge_pages(tables.pass_pages + consume_pages);
-	if (merge_bytes(&ms, &tables, consume_pages) > budget ||
-		need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
+	if (need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
 		nconsumed > 3 * HAMMING_MAX_RANGES - 1)
 	{
 		UnlockRelationForExtension(index, ExclusiveLock);
@@ -806,7 +753,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		hamming_free_tables(&tables);
 		pfree(ms.blocks);
 		pfree(meta);
-		return HAMMING_NOT_MERGED;
+		return false;
 	}
 	if (need > nfree)
 		ms.blocks = repalloc_huge(ms.blocks, need * sizeof(BlockNumber));
@@ -852,10 +799,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	UnlockReleaseBuffer(metabuf);
 
 	/* 2. the entries: table 0's live ones (unless streaming), then the consumed tail's */
-	ms.maxentries = Max((ms.stream ? 0 : tables.pass_pages * HAMMING_PAGE_CAPACITY) +
-						consume_pages * HAMMING_PAGE_CAPACITY + ms.ndead, 1024);
+	begin_sorts(&ms, (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
+							 autovacuum_work_mem : maintenance_work_mem) * 1024);
 	ms.ndead = ms.nnulls = 0;	/* counted again as they are collected */
-	ms.entries = palloc_extended(ms.maxentries * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
 	ms.maxnulls = 64;
 	ms.nulls = palloc(ms.maxnulls * sizeof(ItemPointerData));
 	collect_tables(&ms, &tables);
@@ -874,20 +820,24 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		MergeStream *stream = palloc0(sizeof(MergeStream));
 		HammingTableSource source = {stream_next_entry, stream_next_key, stream};
 
-		pack_dead(&ms);
-		hamming_sort_entries(ms.entries, ms.nentries);
-		ms.nadded = ms.nentries;
-		ms.added = palloc_extended(Max(ms.nadded, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-		for (i = 0; i < ms.nadded; i++)
-			ms.added[i] = ms.entries[i].fp;
+		hamming_sort_done(ms.sort);
+		hamming_sort_done(ms.dead);
 		stream->ms = &ms;
-		hamming_write_streams(ms.nold + ms.nentries, &source, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms,
-							  fresh);
+		hamming_write_streams(ms.nold + hamming_sort_count(ms.sort), &source, ms.nulls, ms.nnulls, ms.gen,
+							  merge_sink, &ms, fresh);
 		pfree(stream);
-		pfree(ms.added);
 	}
 	else
-		hamming_write_tables(ms.entries, ms.nentries, ms.nulls, ms.nnulls, ms.gen, merge_sink, &ms, fresh);
+		hamming_write_sorted(ms.sort, ms.nulls, ms.nnulls, false, ms.gen, merge_sink, &ms, fresh);
+	if (hamming_sort_runs(ms.sort) > 0 || (ms.dead && hamming_sort_runs(ms.dead) > 0))
+		ereport(DEBUG1,
+				(errmsg("hamming index \"%s\" was merged through temporary files: %d runs of entries, %d of cleared entries",
+						RelationGetRelationName(index), hamming_sort_runs(ms.sort), ms.dead ? hamming_sort_runs(ms.dead) : 0),
+				 errdetail("%zu entries and %zu cleared entries outgrew memory.",
+						   hamming_sort_count(ms.sort), ms.ndead)));
+	hamming_sort_end(ms.sort);
+	if (ms.dead)
+		hamming_sort_end(ms.dead);
 	fresh->nmap = write_map(&ms, ms.used, fresh->map_page);
 
 	/* 4. publish, and say what is replaced */
@@ -928,9 +878,8 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	hamming_free_tables(&tables);
 	pfree(fresh);
 	pfree(ms.blocks);
-	pfree(ms.entries);
 	pfree(ms.nulls);
-	return HAMMING_MERGED;
+	return true;
 }
 
 /*
@@ -956,7 +905,7 @@ hamming_merge_tail(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("Hamming indexes cannot be merged during recovery.")));
-	merged = hamming_merge(index, NULL, true, true) == HAMMING_MERGED;
+	merged = hamming_merge(index, NULL, true);
 	index_close(index, RowExclusiveLock);
 	table_close(heap, ShareUpdateExclusiveLock);
 	PG_RETURN_BOOL(merged);

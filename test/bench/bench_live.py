@@ -52,6 +52,14 @@ built (autovacuum off), then rounds of: rows deleted and VACUUM
 with maintenance_work_mem = 1GB (more than the index's entries take) and
 16MB (less); the median of each, and every answer checked against the
 sequential scan's at the end.
+
+With --build-memory instead: CREATE INDEX of N rows (autovacuum off) three
+times with each maintenance_work_mem of 1GB (the entries in memory), 64MB
+(the default) and 16MB, alternately, and a btree's build beside; then rounds
+of a tail of max(N/4, 1.4M) rows inserted and merged (hamming_merge_tail)
+alternately with 1GB and 16MB, where the tail outgrows memory and is sorted
+in runs on temporary files; hamming_index_check and every answer checked
+against the sequential scan's after each part.
 """
 import os
 import statistics
@@ -67,6 +75,7 @@ AFTER_MERGE = "--after-merge" in sys.argv[1:]
 SWEEP = "--sweep" in sys.argv[1:]
 LEVELS = "--levels" in sys.argv[1:]
 MERGE_MEMORY = "--merge-memory" in sys.argv[1:]
+BUILD_MEMORY = "--build-memory" in sys.argv[1:]
 LEVEL_ROWS = (25_000, 100_000)
 LEVEL_TAILS = (2_000, 5_000)
 SWEEP_LIMITS = os.environ.get("LIVE_LIMITS", "64,256,512,1024,4096,auto").split(",")
@@ -534,7 +543,81 @@ def main_merge_memory():
         print(f"| {mwm} | {name} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} |")
 
 
+def main_build_memory():
+    """CREATE INDEX, and a merge of a tail, with memory for all their entries and with less
+    (sorted in runs on temporary files), side by side; a btree's build beside"""
+    settings = ("1GB", "64MB", "16MB")
+    setup()
+    table = "live_bm"
+    log(f"build memory: loading {N} rows")
+    load(table, f"ALTER TABLE {table} SET (autovacuum_enabled = off);")
+    rows = int(psql(f"SELECT count(*) FROM {table}"))
+    builds = {mwm: [] for mwm in settings + ("btree",)}
+    sizes = {}
+    for rnd in range(3):
+        for mwm in settings + ("btree",):
+            psql(f"DROP INDEX IF EXISTS {table}_fp; DROP INDEX IF EXISTS {table}_btree;")
+            t = time.time()
+            if mwm == "btree":
+                psql(f"SET maintenance_work_mem = '64MB'; CREATE INDEX {table}_btree ON {table} (fp);")
+            else:
+                psql(f"SET maintenance_work_mem = '{mwm}'; "
+                     f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = 2147483647);")
+                sizes[mwm] = info(table)[0]
+            builds[mwm].append(time.time() - t)
+            log(f"build {mwm}: {builds[mwm][-1]:.2f} s")
+    # the index of the last build in runs stays: checked, then its tail grows past memory
+    psql(f"DROP INDEX IF EXISTS {table}_btree; DROP INDEX {table}_fp; SET maintenance_work_mem = '16MB'; "
+         f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = 2147483647);")
+    psql(f"SELECT hamming_index_check('{table}_fp');")
+    _, built_ok = measure(table)
+    tail = max(N // 4, 16 * 2**20 // 24 * 2)
+    merges = {mwm: [] for mwm in ("1GB", "16MB")}
+    added = 0
+    for rnd in range(3):
+        for mwm in merges:
+            psql(f"INSERT INTO {table} SELECT {2 * N} + {added} + i, random_fp() FROM generate_series(1, {tail}) i;")
+            added += tail
+            t = time.time()
+            merged = psql(f"SET maintenance_work_mem = '{mwm}'; SELECT hamming_merge_tail('{table}_fp');")
+            merges[mwm].append(time.time() - t)
+            if merged != "t":
+                sys.exit(f"no merge with maintenance_work_mem = {mwm}")
+            log(f"merge {mwm}: {merges[mwm][-1]:.2f} s")
+    psql(f"SELECT hamming_index_check('{table}_fp');")
+    _, merged_ok = measure(table)
+
+    def runs(entries, mwm):
+        load_rows = int(mwm.rstrip("GMB")) * (2**30 if mwm.endswith("GB") else 2**20) // 24
+        return -(-entries // load_rows)
+
+    print(f"## CREATE INDEX with less memory than its entries take: {rows:,} rows\n")
+    print("Three builds with each setting, alternately. A build whose entries (24 bytes a row) outgrow "
+          "maintenance_work_mem sorts them in runs on temporary files and merges the runs as it writes the "
+          "tables; the index is the same size "
+          + ("(" + ", ".join(f"{sizes[m] / rows:.1f}" for m in settings) + " bytes a row), ")
+          + "hamming_index_check passes and every answer "
+          + ("equals" if built_ok else "does NOT always equal") + " the sequential scan's.\n")
+    print("| maintenance_work_mem | runs | median (s) | range (s) | vs in memory |")
+    print("|---|---:|---:|---:|---:|")
+    base = statistics.median(builds["1GB"])
+    for mwm in settings + ("btree",):
+        ts = builds[mwm]
+        label = "btree, 64MB" if mwm == "btree" else mwm
+        nruns = "" if mwm == "btree" else (runs(rows, mwm) if runs(rows, mwm) > 1 else "in memory")
+        print(f"| {label} | {nruns} | {statistics.median(ts):.2f} | {min(ts):.2f}-{max(ts):.2f} | "
+              f"{statistics.median(ts) / base:.2f}x |")
+    print(f"\n## A merge of a tail larger than memory: {tail:,} rows inserted before each merge\n")
+    print("Three merges with each setting, alternately, on one index; at 16MB the tail is sorted in "
+          f"{runs(tail, '16MB')} runs. hamming_index_check passes and every answer "
+          + ("equals" if merged_ok else "does NOT always equal") + " the sequential scan's.\n")
+    print("| maintenance_work_mem | median (s) | range (s) |")
+    print("|---|---:|---:|")
+    for mwm, ts in merges.items():
+        print(f"| {mwm} | {statistics.median(ts):.2f} | {min(ts):.2f}-{max(ts):.2f} |")
+
+
 if __name__ == "__main__":
     (main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE
      else main_sweep() if SWEEP else main_levels() if LEVELS
-     else main_merge_memory() if MERGE_MEMORY else main())
+     else main_merge_memory() if MERGE_MEMORY else main_build_memory() if BUILD_MEMORY else main())

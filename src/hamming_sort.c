@@ -1,0 +1,413 @@
+/*
+ * hamming_sort.c
+ *	  The entries of a build or a merge in the orders of the probe tables:
+ *	  table 0's (fingerprint, then TID) and the rotated keys of tables 1..3.
+ *	  Entries are held in memory within a budget, HAMMING_ROW_BYTES each.
+ *	  When they outgrow it, each full load is sorted and written to
+ *	  temporary files as a run (its entries, and its keys for each of
+ *	  tables 1..3), and the runs are merged as they are read back, so that a
+ *	  build or a merge of any size takes no more than its memory setting and
+ *	  temporary files (within temp_file_limit), as a btree build does.
+ */
+#include "hamming.h"
+
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "storage/buffile.h"
+
+/* sort_entries(): by fingerprint, then TID (the comparison inlined) */
+#define ST_SORT sort_entries
+#define ST_ELEMENT_TYPE HammingEntry
+#define ST_COMPARE(a, b) hamming_entry_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* sort_keys(): 64-bit keys in ascending order */
+#define ST_SORT sort_keys
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : (*(a) > *(b) ? 1 : 0))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* where a run of one table begins in its file */
+typedef struct RunStart
+{
+	int			fileno;
+	off_t		offset;
+} RunStart;
+
+/* a run being read back: its next elements, a buffer at a time */
+typedef struct RunReader
+{
+	Size		left;			/* elements not yet read from the file */
+	RunStart	pos;			/* where they are */
+	char	   *buffer;
+	int			nbuffer;		/* elements in buffer */
+	int			ibuffer;		/* the next of them */
+} RunReader;
+
+struct HammingSort
+{
+	Size		budget;
+	Size		capacity;		/* entries of a load */
+	Size		total;			/* entries added */
+	/* the load in memory */
+	HammingEntry *entries;
+	Size		n;
+	Size		max;
+	uint64	   *keys;			/* the sorted keys of table key_table */
+	int			key_table;
+	Size		next;			/* the next entry (table 0) or key */
+	bool		done;
+	/* the runs written (none: everything is in memory) */
+	int			nruns;
+	int			maxruns;
+	Size	   *run_count;
+	RunStart   *run_start[HAMMING_NTABLES];
+	BufFile    *files[HAMMING_NTABLES];
+	/* reading them back, merged: table being read, a reader per run */
+	int			table;
+	RunReader  *readers;
+	int			buffer_elements;
+	binaryheap *heap;
+};
+
+/*
+ * The n fingerprints of entries rotated left by rotation bits, sorted, into
+ * keys: placed by their top 16 bits (counting each prefix once, then each
+ * key straight to its prefix's range), then each range sorted; at n rows a
+ * range holds n / 65536 keys, so this costs a fraction of a whole sort and
+ * needs no memory beyond keys.
+ */
+static void
+rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *keys)
+{
+	const int	prefix_bits = 16;
+	Size	   *start = palloc0(((Size) 1 << prefix_bits) * sizeof(Size));
+	Size		i;
+	Size		b;
+	Size		sum = 0;
+
+	for (i = 0; i < n; i++)
+		start[hamming_rotate_left(entries[i].fp, rotation) >> (64 - prefix_bits)]++;
+	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
+	{
+		Size		count = start[b];
+
+		start[b] = sum;
+		sum += count;
+	}
+	for (i = 0; i < n; i++)
+	{
+		uint64		key = hamming_rotate_left(entries[i].fp, rotation);
+
+		keys[start[key >> (64 - prefix_bits)]++] = key;
+	}
+	/* start[b] is now the end of range b, and the beginning of range b + 1 */
+	for (b = 0; b < ((Size) 1 << prefix_bits); b++)
+	{
+		Size		begin = b == 0 ? 0 : start[b - 1];
+
+		if (start[b] - begin > 1)
+			sort_keys(keys + begin, start[b] - begin);
+		if (b % 1024 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(start);
+}
+
+/* A sort of entries that holds budget bytes (at least a load of 1024 entries) */
+HammingSort *
+hamming_sort_begin(Size budget)
+{
+	HammingSort *s = palloc0(sizeof(HammingSort));
+
+	s->budget = budget;
+	s->capacity = Max(budget / HAMMING_ROW_BYTES, 1024);
+	s->max = Min(s->capacity, 1024);
+	s->entries = palloc(s->max * sizeof(HammingEntry));
+	s->key_table = -1;
+	s->table = -1;
+	return s;
+}
+
+static void
+write_file(BufFile *file, const void *data, Size bytes)
+{
+	/* 15 takes a non-const pointer */
+	BufFileWrite(file, unconstify(void *, data), bytes);
+}
+
+/* the load in memory, sorted, as a run in the files */
+static void
+write_run(HammingSort *s)
+{
+	int			j;
+
+	if (s->nruns == 0)
+	{
+		for (j = 0; j < HAMMING_NTABLES; j++)
+			s->files[j] = BufFileCreateTemp(false);
+		s->maxruns = 8;
+		s->run_count = palloc(s->maxruns * sizeof(Size));
+		for (j = 0; j < HAMMING_NTABLES; j++)
+			s->run_start[j] = palloc(s->maxruns * sizeof(RunStart));
+		/* the load is full: its keys take the rest of the budget */
+		s->keys = palloc_extended(s->capacity * sizeof(uint64), MCXT_ALLOC_HUGE);
+	}
+	else if (s->nruns == s->maxruns)
+	{
+		s->maxruns *= 2;
+		s->run_count = repalloc(s->run_count, s->maxruns * sizeof(Size));
+		for (j = 0; j < HAMMING_NTABLES; j++)
+			s->run_start[j] = repalloc(s->run_start[j], s->maxruns * sizeof(RunStart));
+	}
+	sort_entries(s->entries, s->n);
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		RunStart   *start = &s->run_start[j][s->nruns];
+
+		CHECK_FOR_INTERRUPTS();
+		BufFileTell(s->files[j], &start->fileno, &start->offset);
+		if (j == 0)
+			write_file(s->files[j], s->entries, s->n * sizeof(HammingEntry));
+		else
+		{
+			rotated_sorted_keys(s->entries, s->n, j * HAMMING_BLOCK_BITS, s->keys);
+			write_file(s->files[j], s->keys, s->n * sizeof(uint64));
+		}
+	}
+	s->run_count[s->nruns++] = s->n;
+	s->n = 0;
+}
+
+void
+hamming_sort_add(HammingSort *s, uint64 fp, ItemPointer tid)
+{
+	Assert(!s->done);
+	if (s->n == s->max)
+	{
+		if (s->max == s->capacity)
+			write_run(s);
+		else
+		{
+			s->max = Min(s->max * 2, s->capacity);
+			s->entries = repalloc_huge(s->entries, s->max * sizeof(HammingEntry));
+		}
+	}
+	s->entries[s->n].fp = fp;
+	s->entries[s->n++].tid = *tid;
+	s->total++;
+}
+
+Size
+hamming_sort_count(const HammingSort *s)
+{
+	return s->total;
+}
+
+/* how many runs went to temporary files (0: all in memory) */
+int
+hamming_sort_runs(const HammingSort *s)
+{
+	return s->nruns;
+}
+
+/* every entry added: the reading may begin */
+void
+hamming_sort_done(HammingSort *s)
+{
+	int			r;
+
+	s->done = true;
+	if (s->nruns == 0)
+	{
+		sort_entries(s->entries, s->n);
+		s->keys = palloc_extended(Max(s->n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+		return;
+	}
+	if (s->n > 0)
+		write_run(s);
+	pfree(s->entries);
+	pfree(s->keys);
+	s->entries = NULL;
+	s->keys = NULL;
+	/* the memory of the load goes to the readers' buffers, half of it */
+	s->buffer_elements = Max(s->budget / 2 / s->nruns / sizeof(HammingEntry),
+							 BLCKSZ / sizeof(HammingEntry));
+	s->readers = palloc0(s->nruns * sizeof(RunReader));
+	for (r = 0; r < s->nruns; r++)
+		s->readers[r].buffer = palloc_extended(s->buffer_elements * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
+}
+
+/* element i of a reader's buffer, of table's kind */
+static inline const HammingEntry *
+reader_entry(const RunReader *reader, int i)
+{
+	return &((const HammingEntry *) reader->buffer)[i];
+}
+
+static inline uint64
+reader_key(const RunReader *reader, int i)
+{
+	return ((const uint64 *) reader->buffer)[i];
+}
+
+/* orders the heap of runs by their next elements: the least first */
+static int
+reader_cmp(Datum a, Datum b, void *arg)
+{
+	HammingSort *s = (HammingSort *) arg;
+	const RunReader *x = &s->readers[DatumGetInt32(a)];
+	const RunReader *y = &s->readers[DatumGetInt32(b)];
+
+	if (s->table == 0)
+		return -hamming_entry_cmp(reader_entry(x, x->ibuffer), reader_entry(y, y->ibuffer));
+	if (reader_key(x, x->ibuffer) != reader_key(y, y->ibuffer))
+		return reader_key(x, x->ibuffer) < reader_key(y, y->ibuffer) ? 1 : -1;
+	return 0;
+}
+
+/* the next buffer of a run of s->table: false when the run is read */
+static bool
+refill(HammingSort *s, RunReader *reader)
+{
+	Size		size = s->table == 0 ? sizeof(HammingEntry) : sizeof(uint64);
+	Size		n = Min(reader->left, (Size) s->buffer_elements * sizeof(HammingEntry) / size);
+	BufFile    *file = s->files[s->table];
+
+	CHECK_FOR_INTERRUPTS();
+	reader->ibuffer = reader->nbuffer = 0;
+	if (n == 0)
+		return false;
+	if (BufFileSeek(file, reader->pos.fileno, reader->pos.offset, SEEK_SET) != 0 ||
+		BufFileRead(file, reader->buffer, n * size) != n * size)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from hamming index sort temporary file: %m")));
+	BufFileTell(file, &reader->pos.fileno, &reader->pos.offset);
+	reader->left -= n;
+	reader->nbuffer = (int) n;
+	return true;
+}
+
+/* begin reading table's runs back, merged */
+static void
+start_table(HammingSort *s, int table)
+{
+	int			r;
+
+	s->table = table;
+	if (s->heap == NULL)
+		s->heap = binaryheap_allocate(s->nruns, reader_cmp, s);
+	binaryheap_reset(s->heap);
+	for (r = 0; r < s->nruns; r++)
+	{
+		RunReader  *reader = &s->readers[r];
+
+		reader->left = s->run_count[r];
+		reader->pos = s->run_start[table][r];
+		if (refill(s, reader))
+			binaryheap_add_unordered(s->heap, Int32GetDatum(r));
+	}
+	binaryheap_build(s->heap);
+}
+
+/* the run with the least next element has given it: the heap put right */
+static void
+advance(HammingSort *s)
+{
+	int			r = DatumGetInt32(binaryheap_first(s->heap));
+	RunReader  *reader = &s->readers[r];
+
+	if (++reader->ibuffer < reader->nbuffer || refill(s, reader))
+		binaryheap_replace_first(s->heap, Int32GetDatum(r));
+	else
+		binaryheap_remove_first(s->heap);
+}
+
+/* the next entry in table 0's order; false after the last */
+bool
+hamming_sort_next_entry(HammingSort *s, HammingEntry *entry)
+{
+	const RunReader *reader;
+
+	Assert(s->done);
+	if (s->nruns == 0)
+	{
+		if (s->next >= s->n)
+			return false;
+		*entry = s->entries[s->next++];
+		return true;
+	}
+	if (s->table != 0)
+		start_table(s, 0);
+	if (binaryheap_empty(s->heap))
+		return false;
+	reader = &s->readers[DatumGetInt32(binaryheap_first(s->heap))];
+	*entry = *reader_entry(reader, reader->ibuffer);
+	advance(s);
+	return true;
+}
+
+/*
+ * The next key of table (1..3) in its order: the fingerprints rotated left
+ * by 16 table bits; false after the last.  Tables are read in turn.
+ */
+bool
+hamming_sort_next_key(HammingSort *s, int table, uint64 *key)
+{
+	const RunReader *reader;
+
+	Assert(s->done && table > 0 && table < HAMMING_NTABLES);
+	if (s->nruns == 0)
+	{
+		if (s->key_table != table)
+		{
+			rotated_sorted_keys(s->entries, s->n, table * HAMMING_BLOCK_BITS, s->keys);
+			s->key_table = table;
+			s->next = 0;
+		}
+		if (s->next >= s->n)
+			return false;
+		*key = s->keys[s->next++];
+		return true;
+	}
+	if (s->table != table)
+		start_table(s, table);
+	if (binaryheap_empty(s->heap))
+		return false;
+	reader = &s->readers[DatumGetInt32(binaryheap_first(s->heap))];
+	*key = reader_key(reader, reader->ibuffer);
+	advance(s);
+	return true;
+}
+
+/* the memory and the temporary files released */
+void
+hamming_sort_end(HammingSort *s)
+{
+	int			j;
+
+	if (s->entries)
+		pfree(s->entries);
+	if (s->keys)
+		pfree(s->keys);
+	if (s->nruns > 0)
+	{
+		for (j = 0; j < HAMMING_NTABLES; j++)
+		{
+			BufFileClose(s->files[j]);
+			pfree(s->run_start[j]);
+		}
+		pfree(s->run_count);
+		for (j = 0; j < s->nruns; j++)
+			pfree(s->readers[j].buffer);
+		pfree(s->readers);
+		if (s->heap)
+			binaryheap_free(s->heap);
+	}
+	pfree(s);
+}
