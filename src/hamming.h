@@ -460,7 +460,7 @@ extern bool hamming_sort_next_key(HammingSort *sort, int table, uint64 *key);
 extern void hamming_sort_end(HammingSort *sort);
 
 /* hamming_merge.c */
-extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail);
+extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report);
 
 /*
  * hamming_insert.c: append to a page (exclusively locked) if it takes the

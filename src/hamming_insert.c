@@ -227,7 +227,7 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 	if (tail_pages > 0 && tail_over_limit(index, tail_pages, nsorted) &&
 		ConditionalLockRelation(heapRel, ShareUpdateExclusiveLock))
 	{
-		hamming_merge(index, NULL, false);
+		hamming_merge(index, NULL, false, false);
 		UnlockRelation(heapRel, ShareUpdateExclusiveLock);
 	}
 	return false;

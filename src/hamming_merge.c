@@ -652,12 +652,14 @@ begin_sorts(MergeState *ms, Size budget)
  * Merge the tail of index into new probe tables, if the tail is worth it
  * (any_tail: if there is one); within maintenance_work_mem (in autovacuum,
  * autovacuum_work_mem), and temporary files beyond it.  Says whether it
- * merged.  The caller holds a ShareUpdateExclusiveLock on the table (as
+ * merged.  An index whose new tables the block map cannot hold is not
+ * merged; report: say so (a notice, in autovacuum a log line), not only at
+ * DEBUG1.  The caller holds a ShareUpdateExclusiveLock on the table (as
  * VACUUM does): merges are not concurrent with each other nor with a bulk
  * delete.
  */
 bool
-hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
+hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
 	MergeState	ms;
@@ -695,6 +697,17 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
 		tail_pages < HAMMING_MERGE_MIN_PAGES ||
 		(double) tail_pages * HAMMING_PAGE_CAPACITY < (double) tables.nsorted / HAMMING_MERGE_TABLE_SHARE)
 	{
+		hamming_free_tables(&tables);
+		return false;
+	}
+	if (merge_pages(tables.pass_pages + tail_pages) > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY)
+	{
+		ereport(!report ? DEBUG1 : in_autovacuum() ? LOG : NOTICE,
+				(errmsg("hamming index \"%s\" is not merged", RelationGetRelationName(index)),
+				 errdetail("Its new probe tables would take %zu pages, more than the %zu that a merge maps.",
+						   merge_pages(tables.pass_pages + tail_pages),
+						   (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY),
+				 errhint("REINDEX the index, or partition the table.")));
 		hamming_free_tables(&tables);
 		return false;
 	}
@@ -887,8 +900,8 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail)
  * hamming index of simhash now (as VACUUM would, but for a tail of any
  * size), waiting for a VACUUM of its table to end.  False when there was
  * nothing to merge, the index has no probe tables by its options, the last
- * merge's pages may still be read by a snapshot, or the entries outgrow
- * maintenance_work_mem.  Needs to own the table, like VACUUM.
+ * merge's pages may still be read by a snapshot, or the new tables would
+ * outgrow the block map.  Needs to own the table, like VACUUM.
  */
 PG_FUNCTION_INFO_V1(hamming_merge_tail);
 
@@ -905,7 +918,7 @@ hamming_merge_tail(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("Hamming indexes cannot be merged during recovery.")));
-	merged = hamming_merge(index, NULL, true);
+	merged = hamming_merge(index, NULL, true, true);
 	index_close(index, RowExclusiveLock);
 	table_close(heap, ShareUpdateExclusiveLock);
 	PG_RETURN_BOOL(merged);

@@ -11,7 +11,6 @@
  */
 #include "hamming.h"
 
-#include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
 
@@ -41,6 +40,7 @@ typedef struct RunStart
 /* a run being read back: its next elements, a buffer at a time */
 typedef struct RunReader
 {
+	HammingEntry head;			/* the next element (a key: head.fp) */
 	Size		left;			/* elements not yet read from the file */
 	RunStart	pos;			/* where they are */
 	char	   *buffer;
@@ -71,7 +71,8 @@ struct HammingSort
 	int			table;
 	RunReader  *readers;
 	int			buffer_elements;
-	binaryheap *heap;
+	int		   *heap;			/* the runs not yet read, least head first */
+	int			nheap;
 };
 
 /*
@@ -242,54 +243,68 @@ hamming_sort_done(HammingSort *s)
 		s->readers[r].buffer = palloc_extended(s->buffer_elements * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
 }
 
-/* element i of a reader's buffer, of table's kind */
-static inline const HammingEntry *
-reader_entry(const RunReader *reader, int i)
+/* does run a's head come before run b's? */
+static inline bool
+run_before(const HammingSort *s, int a, int b)
 {
-	return &((const HammingEntry *) reader->buffer)[i];
-}
-
-static inline uint64
-reader_key(const RunReader *reader, int i)
-{
-	return ((const uint64 *) reader->buffer)[i];
-}
-
-/* orders the heap of runs by their next elements: the least first */
-static int
-reader_cmp(Datum a, Datum b, void *arg)
-{
-	HammingSort *s = (HammingSort *) arg;
-	const RunReader *x = &s->readers[DatumGetInt32(a)];
-	const RunReader *y = &s->readers[DatumGetInt32(b)];
+	const HammingEntry *x = &s->readers[a].head;
+	const HammingEntry *y = &s->readers[b].head;
 
 	if (s->table == 0)
-		return -hamming_entry_cmp(reader_entry(x, x->ibuffer), reader_entry(y, y->ibuffer));
-	if (reader_key(x, x->ibuffer) != reader_key(y, y->ibuffer))
-		return reader_key(x, x->ibuffer) < reader_key(y, y->ibuffer) ? 1 : -1;
-	return 0;
+		return hamming_entry_cmp(x, y) < 0;
+	return x->fp < y->fp;
 }
 
-/* the next buffer of a run of s->table: false when the run is read */
+/* the heap put right below position i */
+static void
+sift_down(HammingSort *s, int i)
+{
+	int			r = s->heap[i];
+
+	for (;;)
+	{
+		int			child = 2 * i + 1;
+
+		if (child >= s->nheap)
+			break;
+		if (child + 1 < s->nheap && run_before(s, s->heap[child + 1], s->heap[child]))
+			child++;
+		if (!run_before(s, s->heap[child], r))
+			break;
+		s->heap[i] = s->heap[child];
+		i = child;
+	}
+	s->heap[i] = r;
+}
+
+/* a reader's next element to its head; false when its run is read */
 static bool
-refill(HammingSort *s, RunReader *reader)
+next_head(HammingSort *s, RunReader *reader)
 {
 	Size		size = s->table == 0 ? sizeof(HammingEntry) : sizeof(uint64);
-	Size		n = Min(reader->left, (Size) s->buffer_elements * sizeof(HammingEntry) / size);
-	BufFile    *file = s->files[s->table];
 
-	CHECK_FOR_INTERRUPTS();
-	reader->ibuffer = reader->nbuffer = 0;
-	if (n == 0)
-		return false;
-	if (BufFileSeek(file, reader->pos.fileno, reader->pos.offset, SEEK_SET) != 0 ||
-		BufFileRead(file, reader->buffer, n * size) != n * size)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read from hamming index sort temporary file: %m")));
-	BufFileTell(file, &reader->pos.fileno, &reader->pos.offset);
-	reader->left -= n;
-	reader->nbuffer = (int) n;
+	if (reader->ibuffer == reader->nbuffer)
+	{
+		Size		n = Min(reader->left, (Size) s->buffer_elements * sizeof(HammingEntry) / size);
+		BufFile    *file = s->files[s->table];
+
+		CHECK_FOR_INTERRUPTS();
+		if (n == 0)
+			return false;
+		if (BufFileSeek(file, reader->pos.fileno, reader->pos.offset, SEEK_SET) != 0 ||
+			BufFileRead(file, reader->buffer, n * size) != n * size)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read from hamming index sort temporary file: %m")));
+		BufFileTell(file, &reader->pos.fileno, &reader->pos.offset);
+		reader->left -= n;
+		reader->nbuffer = (int) n;
+		reader->ibuffer = 0;
+	}
+	if (s->table == 0)
+		reader->head = ((const HammingEntry *) reader->buffer)[reader->ibuffer++];
+	else
+		reader->head.fp = ((const uint64 *) reader->buffer)[reader->ibuffer++];
 	return true;
 }
 
@@ -301,39 +316,43 @@ start_table(HammingSort *s, int table)
 
 	s->table = table;
 	if (s->heap == NULL)
-		s->heap = binaryheap_allocate(s->nruns, reader_cmp, s);
-	binaryheap_reset(s->heap);
+		s->heap = palloc(s->nruns * sizeof(int));
+	s->nheap = 0;
 	for (r = 0; r < s->nruns; r++)
 	{
 		RunReader  *reader = &s->readers[r];
 
 		reader->left = s->run_count[r];
 		reader->pos = s->run_start[table][r];
-		if (refill(s, reader))
-			binaryheap_add_unordered(s->heap, Int32GetDatum(r));
+		reader->nbuffer = reader->ibuffer = 0;
+		if (next_head(s, reader))
+			s->heap[s->nheap++] = r;
 	}
-	binaryheap_build(s->heap);
+	for (r = s->nheap / 2 - 1; r >= 0; r--)
+		sift_down(s, r);
 }
 
-/* the run with the least next element has given it: the heap put right */
-static void
-advance(HammingSort *s)
+/* the least head of the runs, and the next of its run in its place; false when all are read */
+static inline bool
+take_least(HammingSort *s, HammingEntry *least)
 {
-	int			r = DatumGetInt32(binaryheap_first(s->heap));
-	RunReader  *reader = &s->readers[r];
+	int			r;
 
-	if (++reader->ibuffer < reader->nbuffer || refill(s, reader))
-		binaryheap_replace_first(s->heap, Int32GetDatum(r));
-	else
-		binaryheap_remove_first(s->heap);
+	if (s->nheap == 0)
+		return false;
+	r = s->heap[0];
+	*least = s->readers[r].head;
+	if (!next_head(s, &s->readers[r]))
+		s->heap[0] = s->heap[--s->nheap];
+	if (s->nheap > 1)
+		sift_down(s, 0);
+	return true;
 }
 
 /* the next entry in table 0's order; false after the last */
 bool
 hamming_sort_next_entry(HammingSort *s, HammingEntry *entry)
 {
-	const RunReader *reader;
-
 	Assert(s->done);
 	if (s->nruns == 0)
 	{
@@ -344,12 +363,7 @@ hamming_sort_next_entry(HammingSort *s, HammingEntry *entry)
 	}
 	if (s->table != 0)
 		start_table(s, 0);
-	if (binaryheap_empty(s->heap))
-		return false;
-	reader = &s->readers[DatumGetInt32(binaryheap_first(s->heap))];
-	*entry = *reader_entry(reader, reader->ibuffer);
-	advance(s);
-	return true;
+	return take_least(s, entry);
 }
 
 /*
@@ -359,7 +373,7 @@ hamming_sort_next_entry(HammingSort *s, HammingEntry *entry)
 bool
 hamming_sort_next_key(HammingSort *s, int table, uint64 *key)
 {
-	const RunReader *reader;
+	HammingEntry head;
 
 	Assert(s->done && table > 0 && table < HAMMING_NTABLES);
 	if (s->nruns == 0)
@@ -377,11 +391,9 @@ hamming_sort_next_key(HammingSort *s, int table, uint64 *key)
 	}
 	if (s->table != table)
 		start_table(s, table);
-	if (binaryheap_empty(s->heap))
+	if (!take_least(s, &head))
 		return false;
-	reader = &s->readers[DatumGetInt32(binaryheap_first(s->heap))];
-	*key = reader_key(reader, reader->ibuffer);
-	advance(s);
+	*key = head.fp;
 	return true;
 }
 
@@ -407,7 +419,7 @@ hamming_sort_end(HammingSort *s)
 			pfree(s->readers[j].buffer);
 		pfree(s->readers);
 		if (s->heap)
-			binaryheap_free(s->heap);
+			pfree(s->heap);
 	}
 	pfree(s);
 }

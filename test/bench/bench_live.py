@@ -567,7 +567,7 @@ def main_build_memory():
             builds[mwm].append(time.time() - t)
             log(f"build {mwm}: {builds[mwm][-1]:.2f} s")
     # the index of the last build in runs stays: checked, then its tail grows past memory
-    psql(f"DROP INDEX IF EXISTS {table}_btree; DROP INDEX {table}_fp; SET maintenance_work_mem = '16MB'; "
+    psql(f"DROP INDEX IF EXISTS {table}_btree; DROP INDEX IF EXISTS {table}_fp; SET maintenance_work_mem = '16MB'; "
          f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = 2147483647);")
     psql(f"SELECT hamming_index_check('{table}_fp');")
     _, built_ok = measure(table)
