@@ -590,6 +590,29 @@ SELECT table_entries = (SELECT count(*) FROM live WHERE fp IS NOT NULL) AS every
 FROM hamming_index_info('live_fp_runs');
 SELECT 'passed' AS check_built_with_nulls FROM hamming_index_check('live_fp_runs');
 DROP INDEX live_fp_runs;
+-- a scan keeps the block map of the tables it began with while a merge
+-- replaces them (here a cursor's, in the merge's own transaction): its
+-- nearest rows are the sequential scan's, and so are a later scan's
+INSERT INTO live SELECT 4000000 + c.j * 1000 + i, flip_bits(c.fp, i % 20) FROM centers c, generate_series(1, 300) i
+WHERE c.j <= 3;
+CREATE FUNCTION cursor_across_merge(q simhash, n int, OUT merged boolean, OUT distances_equal boolean)
+LANGUAGE plpgsql AS $$
+DECLARE cur refcursor; d int; got int[] := '{}';
+BEGIN
+  OPEN cur FOR SELECT (fp <~> q)::int FROM live ORDER BY fp <~> q LIMIT n;
+  FOR i IN 1..n / 10 LOOP FETCH cur INTO d; got := got || d; END LOOP;
+  merged := hamming_merge_tail('live_fp');
+  LOOP FETCH cur INTO d; EXIT WHEN NOT FOUND; got := got || d; END LOOP;
+  CLOSE cur;
+  distances_equal := got = ARRAY(SELECT plain_distance(fp, q) FROM live ORDER BY 1 LIMIT n);
+END $$;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT c.j, x.* FROM centers c, cursor_across_merge(c.fp, 1000) x WHERE c.j = 1;
+RESET enable_seqscan; RESET enable_bitmapscan;
+SELECT tail_entries = 0 AS tail_merged FROM hamming_index_info('live_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
+WHERE c.j <= 3 ORDER BY c.j;
+DROP FUNCTION cursor_across_merge;
 -- what hamming_merge_tail refuses, and a tail_limit below its minimum
 SELECT hamming_merge_tail('live');
 SELECT hamming_merge_tail('docs_pkey');

@@ -300,6 +300,7 @@ typedef struct HammingTables
 	BlockNumber pass_pages;		/* table 0 and the NULL pages after it */
 	uint16		gen;			/* the tables' pages carry it */
 	BlockNumber *map;			/* logical page -> block; NULL: the same number */
+	struct HammingMapRef *map_ref;	/* where map is this backend's (hamming_map.c) */
 	BlockNumber tail_start;		/* first page of the open end of the tail */
 	BlockNumber view_end;		/* the index's size when the view was taken */
 	/* the tail's pages: blocks [seg_start[i], seg_end[i]) */
@@ -419,6 +420,13 @@ extern void hamming_read_tables(Relation index, HammingTables *tables, bool with
 extern void hamming_reread_tables(Relation index, HammingTables *tables);
 extern void hamming_free_tables(HammingTables *tables);
 extern BlockNumber hamming_table_block(const HammingTables *tables, BlockNumber lblk);
+
+/* hamming_map.c */
+typedef struct HammingMapRef HammingMapRef;
+extern HammingMapRef *hamming_acquire_map(Relation index, const HammingTables *tables,
+										  const BlockNumber *map_page, uint32 nmap, FullTransactionId merged);
+extern void hamming_release_map(HammingMapRef *ref);
+extern const BlockNumber *hamming_map_blocks(const HammingMapRef *ref);
 extern void hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
 									 BlockNumber blkno, uint16 kind);
 extern bool hamming_pass_block(const HammingTables *tables, BlockNumber pos, BlockNumber *blkno);

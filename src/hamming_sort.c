@@ -235,9 +235,9 @@ hamming_sort_done(HammingSort *s)
 	pfree(s->keys);
 	s->entries = NULL;
 	s->keys = NULL;
-	/* the memory of the load goes to the readers' buffers, half of it */
-	s->buffer_elements = Max(s->budget / 2 / s->nruns / sizeof(HammingEntry),
-							 BLCKSZ / sizeof(HammingEntry));
+	/* the memory of the load goes to the readers' buffers, half of it (8 kB to 16 MB each) */
+	s->buffer_elements = (int) Max(Min(s->budget / 2 / s->nruns, (Size) 16 * 1024 * 1024),
+								   BLCKSZ) / sizeof(HammingEntry);
 	s->readers = palloc0(s->nruns * sizeof(RunReader));
 	for (r = 0; r < s->nruns; r++)
 		s->readers[r].buffer = palloc_extended(s->buffer_elements * sizeof(HammingEntry), MCXT_ALLOC_HUGE);

@@ -22,7 +22,7 @@
 
 static relopt_kind hamming_relopt_kind;
 
-static void read_tables(Relation index, HammingTables *tables, bool with_map, const HammingTables *old);
+static void read_tables(Relation index, HammingTables *tables, bool with_map, bool shared_map);
 
 /*
  * The options probe_tables (on by default), max_distance (unset) and
@@ -257,30 +257,28 @@ hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrat
 void
 hamming_read_tables(Relation index, HammingTables *tables, bool with_map)
 {
-	read_tables(index, tables, with_map, NULL);
+	read_tables(index, tables, with_map, false);
 }
 
 /*
- * A scan's view again (a rescan): with the map it already holds when no
- * merge wrote new tables since (the map of a merge's tables never changes).
+ * A scan's view (again, at a rescan), with the map this backend keeps for
+ * the index's tables (hamming_map.c) instead of a copy of its own
  */
 void
 hamming_reread_tables(Relation index, HammingTables *tables)
 {
-	HammingTables old = *tables;
-
-	read_tables(index, tables, true, old.map ? &old : NULL);
-	if (old.map && tables->map != old.map)
-		pfree(old.map);
+	hamming_free_tables(tables);
+	read_tables(index, tables, true, true);
 }
 
 static void
-read_tables(Relation index, HammingTables *tables, bool with_map, const HammingTables *old)
+read_tables(Relation index, HammingTables *tables, bool with_map, bool shared_map)
 {
 	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber map_page[HAMMING_MAX_MAP_PAGES];
 	uint32		nmap = 0;
+	FullTransactionId merged = InvalidFullTransactionId;
 	uint32		i;
 
 	memset(tables, 0, sizeof(HammingTables));
@@ -302,6 +300,7 @@ read_tables(Relation index, HammingTables *tables, bool with_map, const HammingT
 		tables->pass_pages = meta->null_pages;
 		nmap = meta->nmap;
 		memcpy(map_page, meta->map_page, nmap * sizeof(BlockNumber));
+		merged = meta->retired_xid;
 	}
 	tables->pass_pages += tables->table0_pages;
 	/* under the metapage's lock: a merge that begins later reserves blocks past these */
@@ -309,8 +308,11 @@ read_tables(Relation index, HammingTables *tables, bool with_map, const HammingT
 	tables->nsegments = hamming_tail_segments(meta, tables->view_end, tables->seg_start, tables->seg_end);
 	UnlockReleaseBuffer(metabuf);
 
-	if (with_map && nmap > 0 && old != NULL && old->gen == tables->gen)
-		tables->map = old->map;
+	if (with_map && nmap > 0 && shared_map)
+	{
+		tables->map_ref = hamming_acquire_map(index, tables, map_page, nmap, merged);
+		tables->map = unconstify(BlockNumber *, hamming_map_blocks(tables->map_ref));
+	}
 	else if (with_map && nmap > 0)
 	{
 		tables->map = palloc((Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
@@ -330,9 +332,12 @@ read_tables(Relation index, HammingTables *tables, bool with_map, const HammingT
 void
 hamming_free_tables(HammingTables *tables)
 {
-	if (tables->map)
+	if (tables->map_ref)
+		hamming_release_map(tables->map_ref);
+	else if (tables->map)
 		pfree(tables->map);
 	tables->map = NULL;
+	tables->map_ref = NULL;
 }
 
 /* the block of a logical page of the tables */
