@@ -562,8 +562,8 @@ WHERE c.j <= 3 ORDER BY c.j;
 -- reads them (table 0's live entries with the tail's; tables 1..3's keys
 -- less the tombstones', with the tail's): exact through tombstones (VACUUM
 -- clears the TIDs of deleted rows in table 0) and fingerprints held several
--- times, in the tables and the tail; at 1MB the tombstones' keys (half of
--- it: about 21,000) and the tail are sorted in runs on temporary files
+-- times, in the tables and the tail; at 1MB the tombstones' keys (more
+-- than half of it holds: about 21,000) are sorted in runs on temporary files
 DELETE FROM live WHERE id % 3 = 0;
 VACUUM live;
 INSERT INTO live SELECT 3000000 + id, fp FROM live WHERE id % 17 = 1 OR id >= 100000 AND id < 900000;

@@ -299,6 +299,10 @@ typedef struct HammingTables
 	BlockNumber table0_pages;
 	BlockNumber pass_pages;		/* table 0 and the NULL pages after it */
 	uint16		gen;			/* the tables' pages carry it */
+	/* the block map of a merged index: its pages, the merge that wrote it */
+	uint32		nmap;
+	BlockNumber map_page[HAMMING_MAX_MAP_PAGES];
+	FullTransactionId merged;
 	BlockNumber *map;			/* logical page -> block; NULL: the same number */
 	struct HammingMapRef *map_ref;	/* where map is this backend's (hamming_map.c) */
 	BlockNumber tail_start;		/* first page of the open end of the tail */
@@ -416,17 +420,13 @@ extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
 extern Relation hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode,
 								   const char *action, Relation *heap);
 
-extern void hamming_read_tables(Relation index, HammingTables *tables, bool with_map);
-extern void hamming_reread_tables(Relation index, HammingTables *tables);
-extern void hamming_free_tables(HammingTables *tables);
+extern void hamming_describe_tables(Relation index, HammingTables *tables);
 extern BlockNumber hamming_table_block(const HammingTables *tables, BlockNumber lblk);
 
 /* hamming_map.c */
-typedef struct HammingMapRef HammingMapRef;
-extern HammingMapRef *hamming_acquire_map(Relation index, const HammingTables *tables,
-										  const BlockNumber *map_page, uint32 nmap, FullTransactionId merged);
-extern void hamming_release_map(HammingMapRef *ref);
-extern const BlockNumber *hamming_map_blocks(const HammingMapRef *ref);
+extern void hamming_read_tables(Relation index, HammingTables *tables);
+extern void hamming_reread_tables(Relation index, HammingTables *tables);
+extern void hamming_free_tables(HammingTables *tables);
 extern void hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
 									 BlockNumber blkno, uint16 kind);
 extern bool hamming_pass_block(const HammingTables *tables, BlockNumber pos, BlockNumber *blkno);

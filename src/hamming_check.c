@@ -427,7 +427,7 @@ hamming_index_check(PG_FUNCTION_ARGS)
 	cs.index = index;
 	cs.nblocks = RelationGetNumberOfBlocks(index);
 	CHECK(index, cs.nblocks > 0, "The index has no blocks; the metapage is missing.");
-	hamming_read_tables(index, &cs.tables, true);
+	hamming_read_tables(index, &cs.tables);
 	cs.filter = bloom_create((int64) cs.nblocks * HAMMING_PAGE_CAPACITY, maintenance_work_mem,
 							 pg_prng_uint64(&pg_global_prng_state));
 	if (cs.tables.ntables > 0)

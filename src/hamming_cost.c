@@ -91,7 +91,7 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	Relation	rel;
 
 	rel = index_open(index->indexoid, NoLock);
-	hamming_read_tables(rel, &tables, false);
+	hamming_describe_tables(rel, &tables);
 	index_close(rel, NoLock);
 	if (tables.ntables > 0)
 	{

@@ -45,7 +45,7 @@ hamming_index_info(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot read temporary tables of other sessions")));
 
-	hamming_read_tables(index, &tables, false);
+	hamming_describe_tables(index, &tables);
 	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	meta = HammingPageGetMeta(BufferGetPage(metabuf));
 	merges = meta->version >= 3 ? meta->gen : 0;

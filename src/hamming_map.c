@@ -1,7 +1,8 @@
 /*
  * hamming_map.c
- *	  The block maps of merged probe tables, read once per backend for its
- *	  scans.  A merge writes its tables on free pages and lists where each
+ *	  The probe tables with the block map of a merged index: a copy of the
+ *	  map for a merge, a check or VACUUM; for scans, the map read once per
+ *	  backend.  A merge writes its tables on free pages and lists where each
  *	  logical page went in map pages (one per 2,040 pages of tables: 23 at
  *	  ten million rows); the map of a merge never changes, so a scan need
  *	  not read it again: each backend keeps the newest map of each index it
@@ -81,20 +82,37 @@ map_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/*
- * The map of tables (nmap pages listed in map_page, written by the merge
- * that recorded merged) for a scan: the one this backend read before, or
- * read now.  Released by hamming_release_map.
- */
-HammingMapRef *
-hamming_acquire_map(Relation index, const HammingTables *tables, const BlockNumber *map_page,
-					uint32 nmap, FullTransactionId merged)
+/* the map of tables into map (room for tables->nmap map pages) */
+static void
+read_map(Relation index, const HammingTables *tables, BlockNumber *map)
 {
+	uint32		i;
+
+	for (i = 0; i < tables->nmap; i++)
+	{
+		Buffer		buffer = hamming_lock_page(index, tables->map_page[i], BUFFER_LOCK_SHARE, NULL);
+		Page		page = BufferGetPage(buffer);
+
+		hamming_check_table_page(index, tables, page, tables->map_page[i], HAMMING_MAP);
+		memcpy(map + (Size) i * HAMMING_MAP_CAPACITY, HammingPageMap(page),
+			   HammingPageGetOpaque(page)->nentries * sizeof(BlockNumber));
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/*
+ * The map of tables for a scan: the one this backend read before (the
+ * same relfilenode, the same merge), or read now
+ */
+static HammingMapRef *
+acquire_map(Relation index, const HammingTables *tables)
+{
+	uint32		nmap = tables->nmap;
+	FullTransactionId merged = tables->merged;
 	HammingMapRef *ref;
 	HammingMapRef *other;
 	BlockNumber *map;
 	int			kept = 0;
-	uint32		i;
 
 	for (ref = maps; ref; ref = ref->next)
 		if (ref->relid == RelationGetRelid(index) && ref->relfilenode == index->rd_rel->relfilenode &&
@@ -106,16 +124,7 @@ hamming_acquire_map(Relation index, const HammingTables *tables, const BlockNumb
 
 	/* read here first: an error leaves nothing behind in TopMemoryContext */
 	map = palloc_extended((Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
-	for (i = 0; i < nmap; i++)
-	{
-		Buffer		buffer = hamming_lock_page(index, map_page[i], BUFFER_LOCK_SHARE, NULL);
-		Page		page = BufferGetPage(buffer);
-
-		hamming_check_table_page(index, tables, page, map_page[i], HAMMING_MAP);
-		memcpy(map + (Size) i * HAMMING_MAP_CAPACITY, HammingPageMap(page),
-			   HammingPageGetOpaque(page)->nentries * sizeof(BlockNumber));
-		UnlockReleaseBuffer(buffer);
-	}
+	read_map(index, tables, map);
 	ref = MemoryContextAllocZero(TopMemoryContext, sizeof(HammingMapRef));
 	ref->map = MemoryContextAllocHuge(TopMemoryContext, (Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
 	memcpy(ref->map, map, (Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
@@ -159,17 +168,47 @@ hamming_acquire_map(Relation index, const HammingTables *tables, const BlockNumb
 }
 
 /* a scan is done with a map */
-void
-hamming_release_map(HammingMapRef *ref)
+static void
+release_map(HammingMapRef *ref)
 {
 	Assert(ref->refs > 0);
 	if (--ref->refs == 0 && !ref->current)
 		free_unused();
 }
 
-/* the map's logical page -> block array */
-const BlockNumber *
-hamming_map_blocks(const HammingMapRef *ref)
+/* the probe tables and the tail now, with a copy of the block map of a merged index */
+void
+hamming_read_tables(Relation index, HammingTables *tables)
 {
-	return ref->map;
+	hamming_describe_tables(index, tables);
+	if (tables->nmap > 0)
+	{
+		tables->map = palloc_extended((Size) tables->nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber),
+									  MCXT_ALLOC_HUGE);
+		read_map(index, tables, tables->map);
+	}
+}
+
+/* A scan's view (again, at a rescan), with the map this backend keeps */
+void
+hamming_reread_tables(Relation index, HammingTables *tables)
+{
+	hamming_free_tables(tables);
+	hamming_describe_tables(index, tables);
+	if (tables->nmap > 0)
+	{
+		tables->map_ref = acquire_map(index, tables);
+		tables->map = tables->map_ref->map;
+	}
+}
+
+void
+hamming_free_tables(HammingTables *tables)
+{
+	if (tables->map_ref)
+		release_map(tables->map_ref);
+	else if (tables->map)
+		pfree(tables->map);
+	tables->map = NULL;
+	tables->map_ref = NULL;
 }

@@ -691,7 +691,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	close_failed_merge(&ms);
 
 	/* worth it? the tail against the tables, in entries at most */
-	hamming_read_tables(index, &tables, true);
+	hamming_read_tables(index, &tables);
 	tail_pages = hamming_tail_pages(&tables);
 	if (any_tail ? tail_pages == 0 :
 		tail_pages < HAMMING_MERGE_MIN_PAGES ||
@@ -844,10 +844,11 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		hamming_write_sorted(ms.sort, ms.nulls, ms.nnulls, false, ms.gen, merge_sink, &ms, fresh);
 	if (hamming_sort_runs(ms.sort) > 0 || (ms.dead && hamming_sort_runs(ms.dead) > 0))
 		ereport(DEBUG1,
-				(errmsg("hamming index \"%s\" was merged through temporary files: %d runs of entries, %d of cleared entries",
-						RelationGetRelationName(index), hamming_sort_runs(ms.sort), ms.dead ? hamming_sort_runs(ms.dead) : 0),
-				 errdetail("%zu entries and %zu cleared entries outgrew memory.",
-						   hamming_sort_count(ms.sort), ms.ndead)));
+				(errmsg("hamming index \"%s\" was merged through temporary files",
+						RelationGetRelationName(index)),
+				 errdetail("%zu entries were sorted in %d runs, the keys of %zu cleared entries in %d.",
+						   hamming_sort_count(ms.sort), hamming_sort_runs(ms.sort),
+						   ms.ndead, ms.dead ? hamming_sort_runs(ms.dead) : 0)));
 	hamming_sort_end(ms.sort);
 	if (ms.dead)
 		hamming_sort_end(ms.dead);

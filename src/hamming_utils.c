@@ -3,7 +3,8 @@
  *	  Helpers of the "hamming" access method: the index options, page and
  *	  metapage initialisation, new pages, reading and checking pages,
  *	  opening an index for a function that must own its table (check,
- *	  merge), the probe tables' description and their radii, and the keys
+ *	  merge), the probe tables' description (without their block map,
+ *	  hamming_map.c) and their radii, and the keys
  *	  and ordering values that a scan of either width keeps.
  */
 #include "mih.h"
@@ -21,8 +22,6 @@
 #include "utils/guc.h"
 
 static relopt_kind hamming_relopt_kind;
-
-static void read_tables(Relation index, HammingTables *tables, bool with_map, bool shared_map);
 
 /*
  * The options probe_tables (on by default), max_distance (unset) and
@@ -250,39 +249,19 @@ hamming_lock_page(Relation index, BlockNumber blkno, int mode, BufferAccessStrat
 }
 
 /*
- * The probe tables and the tail as the metapage describes them now, with
- * the block map of a merged index when with_map (a scan's view; the
+ * The probe tables and the tail as the metapage describes them now, and
+ * the pages of the block map of a merged index (read by hamming_map.c: the
  * planner's estimates need no map).
  */
 void
-hamming_read_tables(Relation index, HammingTables *tables, bool with_map)
-{
-	read_tables(index, tables, with_map, false);
-}
-
-/*
- * A scan's view (again, at a rescan), with the map this backend keeps for
- * the index's tables (hamming_map.c) instead of a copy of its own
- */
-void
-hamming_reread_tables(Relation index, HammingTables *tables)
-{
-	hamming_free_tables(tables);
-	read_tables(index, tables, true, true);
-}
-
-static void
-read_tables(Relation index, HammingTables *tables, bool with_map, bool shared_map)
+hamming_describe_tables(Relation index, HammingTables *tables)
 {
 	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
-	BlockNumber map_page[HAMMING_MAX_MAP_PAGES];
-	uint32		nmap = 0;
-	FullTransactionId merged = InvalidFullTransactionId;
-	uint32		i;
 
 	memset(tables, 0, sizeof(HammingTables));
 	tables->tail_start = HAMMING_METAPAGE_BLKNO + 1;
+	tables->merged = InvalidFullTransactionId;
 	if (meta->version >= 2 && meta->ntables == HAMMING_NTABLES)
 	{
 		tables->ntables = meta->ntables;
@@ -298,46 +277,15 @@ read_tables(Relation index, HammingTables *tables, bool with_map, bool shared_ma
 		tables->tail_start = meta->tail_start;
 		tables->gen = (uint16) meta->gen;
 		tables->pass_pages = meta->null_pages;
-		nmap = meta->nmap;
-		memcpy(map_page, meta->map_page, nmap * sizeof(BlockNumber));
-		merged = meta->retired_xid;
+		tables->nmap = meta->nmap;
+		memcpy(tables->map_page, meta->map_page, meta->nmap * sizeof(BlockNumber));
+		tables->merged = meta->retired_xid;
 	}
 	tables->pass_pages += tables->table0_pages;
 	/* under the metapage's lock: a merge that begins later reserves blocks past these */
 	tables->view_end = RelationGetNumberOfBlocks(index);
 	tables->nsegments = hamming_tail_segments(meta, tables->view_end, tables->seg_start, tables->seg_end);
 	UnlockReleaseBuffer(metabuf);
-
-	if (with_map && nmap > 0 && shared_map)
-	{
-		tables->map_ref = hamming_acquire_map(index, tables, map_page, nmap, merged);
-		tables->map = unconstify(BlockNumber *, hamming_map_blocks(tables->map_ref));
-	}
-	else if (with_map && nmap > 0)
-	{
-		tables->map = palloc((Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
-		for (i = 0; i < nmap; i++)
-		{
-			Buffer		buffer = hamming_lock_page(index, map_page[i], BUFFER_LOCK_SHARE, NULL);
-			Page		page = BufferGetPage(buffer);
-
-			hamming_check_table_page(index, tables, page, map_page[i], HAMMING_MAP);
-			memcpy(tables->map + (Size) i * HAMMING_MAP_CAPACITY, HammingPageMap(page),
-				   HammingPageGetOpaque(page)->nentries * sizeof(BlockNumber));
-			UnlockReleaseBuffer(buffer);
-		}
-	}
-}
-
-void
-hamming_free_tables(HammingTables *tables)
-{
-	if (tables->map_ref)
-		hamming_release_map(tables->map_ref);
-	else if (tables->map)
-		pfree(tables->map);
-	tables->map = NULL;
-	tables->map_ref = NULL;
 }
 
 /* the block of a logical page of the tables */

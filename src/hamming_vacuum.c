@@ -144,7 +144,7 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	hamming_merge(index, info->strategy, false, true);
 
 	/* count the entries, and list the tail pages at most half full, or new */
-	hamming_read_tables(index, &tables, true);
+	hamming_read_tables(index, &tables);
 	stats->num_index_tuples = 0;
 	for (pos = 0; hamming_pass_block(&tables, pos, &blkno); pos++)
 	{
