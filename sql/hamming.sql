@@ -528,7 +528,18 @@ SELECT merges AS merges_before_bulk FROM hamming_index_info('live_fp') \gset
 INSERT INTO live SELECT 970000 + i, random_simhash() FROM generate_series(1, 100000) i;
 SELECT merges = :merges_before_bulk AS not_merged_under_tail_limit,
        tail_entries >= 100000 AS tail_over_budget FROM hamming_index_info('live_fp');
+-- an insert's merge stays within memory (no temporary files: an INSERT
+-- does not fail for their sake): over the limit, at 1MB, it leaves the
+-- tail, once per backend until the tables or the setting change
+ALTER INDEX live_fp SET (tail_limit = 64);
 SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
+\set VERBOSITY terse
+INSERT INTO live SELECT 1090000 + i, random_simhash() FROM generate_series(1, 1200) i;
+\set VERBOSITY default
+RESET client_min_messages;
+SELECT merges = :merges_before_bulk AS insert_left_the_tail FROM hamming_index_info('live_fp');
+ALTER INDEX live_fp SET (tail_limit = 100000);
 SET client_min_messages = debug1;
 \set VERBOSITY terse
 SELECT hamming_merge_tail('live_fp') AS merged_in_runs;

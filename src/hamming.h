@@ -25,8 +25,7 @@
  * pages, with table 0's NULL TIDs after it; every page of a merge's tables
  * carries its generation.  Tables never change but for VACUUM clearing the
  * TIDs of dead entries of table 0 (tombstones, gone at the next merge or
- * REINDEX).  An index too large for maintenance_work_mem at build time has
- * no probe tables (until a merge fits).
+ * REINDEX).
  *
  * Behind them (and in an index without them) is the tail: packed pages of
  * unordered entries.  Each page holds up to HAMMING_PAGE_CAPACITY entries as
@@ -334,6 +333,8 @@ hamming_entry_cmp(const HammingEntry *x, const HammingEntry *y)
  * temporary files in sorted runs beyond it (hamming_sort.c)
  */
 typedef struct HammingSort HammingSort;
+/* TIDs of NULL fingerprints, in a temporary file (hamming_sort.c) */
+typedef struct HammingTids HammingTids;
 
 /* where hamming_write_streams() puts each page: returns its (logical) number */
 typedef BlockNumber (*HammingPageSink) (void *arg, Page page);
@@ -450,12 +451,14 @@ extern bool hamming_probe(Relation index, const HammingTables *tables, simhash q
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
-extern void hamming_write_sorted(HammingSort *sort, const ItemPointerData *nulls, Size nnulls,
+extern void hamming_write_sorted(HammingSort *sort, HammingTids *nulls,
 								 bool progress, uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
 extern void hamming_write_streams(Size n, const HammingTableSource *source,
-								  const ItemPointerData *nulls, Size nnulls, uint16 gen,
+								  HammingTids *nulls, uint16 gen,
 								  HammingPageSink sink, void *arg, HammingMetaPageData *meta);
 extern Size hamming_table_pages(Size n, Size nnulls);
+extern Size hamming_merge_pages(Size pages);
+extern bool hamming_tables_mappable(Size pages);
 
 /* hamming_sort.c */
 extern HammingSort *hamming_sort_begin(Size budget);
@@ -466,9 +469,26 @@ extern void hamming_sort_done(HammingSort *sort);
 extern bool hamming_sort_next_entry(HammingSort *sort, HammingEntry *entry);
 extern bool hamming_sort_next_key(HammingSort *sort, int table, uint64 *key);
 extern void hamming_sort_end(HammingSort *sort);
+extern HammingTids *hamming_tids_begin(Size budget);
+extern void hamming_tids_add(HammingTids *tids, ItemPointer tid);
+extern Size hamming_tids_count(const HammingTids *tids);
+extern bool hamming_tids_next(HammingTids *tids, ItemPointer tid);
+extern void hamming_tids_end(HammingTids *tids);
 
 /* hamming_merge.c */
-extern bool hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report);
+typedef enum HammingMergeBy
+{
+	HAMMING_MERGE_BY_INSERT,	/* a tail over tail_limit, within memory only, silent */
+	HAMMING_MERGE_BY_VACUUM,	/* a tail worth it */
+	HAMMING_MERGE_NOW			/* hamming_merge_tail(): any tail */
+} HammingMergeBy;
+typedef enum HammingMergeResult
+{
+	HAMMING_MERGED,
+	HAMMING_NOT_MERGED,			/* nothing worth it, the last merge's pages still read, too large to map */
+	HAMMING_NO_MEMORY			/* an insert's merge that memory cannot hold */
+} HammingMergeResult;
+extern HammingMergeResult hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by);
 
 /*
  * hamming_insert.c: append to a page (exclusively locked) if it takes the

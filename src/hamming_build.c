@@ -17,7 +17,6 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "storage/buffile.h"
 
 #define HAMMING_PHASE_SCAN		2	/* subphases after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE */
 #define HAMMING_PHASE_SORT		3
@@ -26,9 +25,9 @@
 typedef struct HammingBuildState
 {
 	Relation	index;
-	/* with probe tables: the entries sorted, the TIDs of NULL fingerprints kept in a file */
+	/* with probe tables: the entries sorted, the TIDs of NULL fingerprints kept */
 	HammingSort *sort;
-	BufFile    *nulls;
+	HammingTids *nulls;
 	/* the tail: the page being filled, per kind */
 	PGAlignedBlock pages[2];
 	BlockNumber last_written[2];
@@ -88,9 +87,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	else if (isnull[0])
 	{
 		/* to the tail, behind the tables: kept until they are written */
-		if (state->nulls == NULL)
-			state->nulls = BufFileCreateTemp(false);
-		BufFileWrite(state->nulls, tid, sizeof(ItemPointerData));
+		hamming_tids_add(state->nulls, tid);
 	}
 	else
 	{
@@ -126,6 +123,26 @@ hamming_table_pages(Size n, Size nnulls)
 		(nnulls + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY +
 		(HAMMING_NTABLES - 1) * ((n + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY) +
 		HAMMING_NTABLES * dir_pages;
+}
+
+/*
+ * Blocks that a merge's new tables of what `pages` pages of table 0, NULLs
+ * and tail hold may need, with their map
+ */
+Size
+hamming_merge_pages(Size pages)
+{
+	Size		n = pages * HAMMING_PAGE_CAPACITY;
+	Size		need = hamming_table_pages(n, 0) + 1;	/* NULLs take pages fingerprints do not */
+
+	return need + (need + HAMMING_MAP_CAPACITY - 1) / HAMMING_MAP_CAPACITY;
+}
+
+/* can a merge's block map list the tables of what `pages` pages hold? */
+bool
+hamming_tables_mappable(Size pages)
+{
+	return hamming_merge_pages(pages) <= (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY;
 }
 
 /* hand a full page to the sink, and begin the next of its kind */
@@ -274,14 +291,14 @@ writer_directory(TableWriter *w)
 
 /*
  * Write the probe tables of n entries that source gives in order, through
- * sink, in this order: table 0, the pages of nnulls NULL TIDs (a merge's;
+ * sink, in this order: table 0, the pages of the NULL TIDs (a merge's;
  * a build puts them in the tail), then each table's directory and tables
  * 1..3, every page stamped with gen.  meta gets their description.  A
  * source that gives entries or keys out of order, or not n of them, is an
  * error (a damaged index a merge reads).
  */
 void
-hamming_write_streams(Size n, const HammingTableSource *source, const ItemPointerData *nulls, Size nnulls,
+hamming_write_streams(Size n, const HammingTableSource *source, HammingTids *nulls,
 					  uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
 	TableWriter *w = palloc(sizeof(TableWriter));
@@ -289,6 +306,7 @@ hamming_write_streams(Size n, const HammingTableSource *source, const ItemPointe
 	Page		page = block.data;
 	HammingEntry entry;
 	uint64		key;
+	Size		nnulls;
 	Size		i;
 	int			j;
 
@@ -310,12 +328,14 @@ hamming_write_streams(Size n, const HammingTableSource *source, const ItemPointe
 	/* the NULL TIDs */
 	hamming_init_page(page, HAMMING_NULLS | HAMMING_SORTED);
 	meta->null_pages = 0;
+	nnulls = nulls ? hamming_tids_count(nulls) : 0;
 	for (i = 0; i < nnulls; i++)
 	{
 		HammingPageOpaque opaque = HammingPageGetOpaque(page);
 
 		HammingPageFingerprints(page)[opaque->nentries] = 0;
-		HammingPageTids(page)[opaque->nentries++] = nulls[i];
+		if (!hamming_tids_next(nulls, &HammingPageTids(page)[opaque->nentries++]))
+			elog(ERROR, "hamming index sort lost NULL TIDs");
 		if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == nnulls - 1)
 		{
 			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_NULLS | HAMMING_SORTED, gen);
@@ -375,7 +395,7 @@ sort_next_key(void *arg, int table, uint64 *key)
  * progress: a build's, reported in pg_stat_progress_create_index
  */
 void
-hamming_write_sorted(HammingSort *sort, const ItemPointerData *nulls, Size nnulls, bool progress,
+hamming_write_sorted(HammingSort *sort, HammingTids *nulls, bool progress,
 					 uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
 	SortSource	src = {sort, progress, 0};
@@ -386,7 +406,7 @@ hamming_write_sorted(HammingSort *sort, const ItemPointerData *nulls, Size nnull
 	hamming_sort_done(sort);
 	if (progress)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
-	hamming_write_streams(hamming_sort_count(sort), &source, nulls, nnulls, gen, sink, arg, meta);
+	hamming_write_streams(hamming_sort_count(sort), &source, nulls, gen, sink, arg, meta);
 }
 
 /* the build's sink: behind the index's last page */
@@ -419,7 +439,11 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	state = palloc0(sizeof(HammingBuildState));
 	state->index = index;
 	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
-		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024);
+	{
+		/* a sixteenth of the memory for NULL TIDs, 6 bytes each, the rest for the entries */
+		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024 / 16 * 15);
+		state->nulls = hamming_tids_begin((Size) maintenance_work_mem * 1024 / 16);
+	}
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);
 	hamming_init_page(state->pages[HAMMING_TARGET_NULLS].data, HAMMING_NULLS);
 	state->last_written[HAMMING_TARGET_DATA] = InvalidBlockNumber;
@@ -434,8 +458,15 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	{
 		if (hamming_sort_count(state->sort) > 0)
 		{
-			hamming_write_sorted(state->sort, NULL, 0, true, 0, build_sink, index, meta);
+			hamming_write_sorted(state->sort, NULL, true, 0, build_sink, index, meta);
 			meta->tail_start = RelationGetNumberOfBlocks(index);
+			if (!hamming_tables_mappable((hamming_sort_count(state->sort) + HAMMING_PAGE_CAPACITY - 1) /
+										 HAMMING_PAGE_CAPACITY))
+				ereport(NOTICE,
+						(errmsg("hamming index \"%s\" has more rows than a merge can rewrite",
+								RelationGetRelationName(index)),
+						 errdetail("Rows added later stay in its tail, which every query reads, until it is rebuilt."),
+						 errhint("Partition the table, so that each index holds fewer rows (about 110 million at most).")));
 			if (hamming_sort_runs(state->sort) > 0)
 				ereport(DEBUG1,
 						(errmsg("hamming index \"%s\" was built of %zu entries sorted in %d runs on temporary files",
@@ -443,17 +474,12 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 								hamming_sort_runs(state->sort))));
 		}
 		hamming_sort_end(state->sort);
-		if (state->nulls != NULL)
 		{
 			ItemPointerData tid;
 
-			if (BufFileSeek(state->nulls, 0, 0, SEEK_SET) != 0)
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("could not seek in hamming index build temporary file: %m")));
-			while (BufFileRead(state->nulls, &tid, sizeof(tid)) == sizeof(tid))
+			while (hamming_tids_next(state->nulls, &tid))
 				stream_entry(state, HAMMING_TARGET_NULLS, 0, &tid);
-			BufFileClose(state->nulls);
+			hamming_tids_end(state->nulls);
 		}
 	}
 	for (target = 0; target < 2; target++)

@@ -192,6 +192,14 @@ hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 	}
 }
 
+/* the tables of the last merge this backend's inserts found too large for memory */
+static struct
+{
+	Oid			relfilenode;
+	uint32		nsorted;
+	int			budget;
+}			no_memory;
+
 /*
  * Is a tail of tail_pages pages over the index's tail_limit, or, when that
  * is unset, over HAMMING_AUTO_TAIL_MIN kB and 1/HAMMING_AUTO_TAIL_SHARE of
@@ -223,11 +231,24 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 	tail_pages = hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
 									  isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid,
 									  try_append, page_append, &nsorted);
-	/* a tail over the index's limit: merged now, unless VACUUM or another merge is at work */
+	/*
+	 * a tail over the index's limit: merged now, unless VACUUM or another
+	 * merge is at work, or a merge of these tables needed more memory than
+	 * maintenance_work_mem (an insert's merge writes no temporary files:
+	 * VACUUM merges that tail; not tried again at each new page, only once
+	 * the tables or the setting changed)
+	 */
 	if (tail_pages > 0 && tail_over_limit(index, tail_pages, nsorted) &&
+		!(no_memory.relfilenode == index->rd_rel->relfilenode && no_memory.nsorted == nsorted &&
+		  no_memory.budget == maintenance_work_mem) &&
 		ConditionalLockRelation(heapRel, ShareUpdateExclusiveLock))
 	{
-		hamming_merge(index, NULL, false, false);
+		if (hamming_merge(index, NULL, HAMMING_MERGE_BY_INSERT) == HAMMING_NO_MEMORY)
+		{
+			no_memory.relfilenode = index->rd_rel->relfilenode;
+			no_memory.nsorted = nsorted;
+			no_memory.budget = maintenance_work_mem;
+		}
 		UnlockRelation(heapRel, ShareUpdateExclusiveLock);
 	}
 	return false;

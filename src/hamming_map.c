@@ -41,8 +41,7 @@ free_ref(HammingMapRef **link)
 	HammingMapRef *ref = *link;
 
 	*link = ref->next;
-	pfree(ref->map);
-	pfree(ref);
+	pfree(ref);				/* and its map, in the same chunk */
 }
 
 /* the maps that a newer one replaced and no scan holds */
@@ -125,8 +124,10 @@ acquire_map(Relation index, const HammingTables *tables)
 	/* read here first: an error leaves nothing behind in TopMemoryContext */
 	map = palloc_extended((Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
 	read_map(index, tables, map);
-	ref = MemoryContextAllocZero(TopMemoryContext, sizeof(HammingMapRef));
-	ref->map = MemoryContextAllocHuge(TopMemoryContext, (Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
+	/* one chunk: the entry, then the map */
+	ref = MemoryContextAllocHuge(TopMemoryContext, MAXALIGN(sizeof(HammingMapRef)) +
+								 (Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
+	ref->map = (BlockNumber *) ((char *) ref + MAXALIGN(sizeof(HammingMapRef)));
 	memcpy(ref->map, map, (Size) nmap * HAMMING_MAP_CAPACITY * sizeof(BlockNumber));
 	pfree(map);
 

@@ -20,12 +20,13 @@
  *	     them, with the tables of its time.
  *	  3. It writes the new tables, stamped with a new generation number, and
  *	     the block map that gives each of their pages' places.  The old
- *	     tables are in order, so only the tail is sorted, in memory with the
- *	     fingerprints of table 0's tombstones, and merged into them as they
- *	     are read again, page by page, while the new ones are written
- *	     (stream_next_entry, stream_next_key): a merge holds the tail, not
- *	     the index.  An index without tables (or whose table 0 is out of
- *	     order) has every entry sorted in memory instead.
+ *	     tables are in order, so only the tail is sorted, and the
+ *	     fingerprints of table 0's tombstones apart (hamming_sort.c: in
+ *	     memory, and in runs on temporary files beyond it), and merged into
+ *	     them as they are read again, page by page, while the new ones are
+ *	     written (stream_next_entry, stream_next_key): a merge sorts the
+ *	     tail, not the index.  An index without tables (or whose table 0 is
+ *	     out of order) has every entry sorted instead.
  *	  4. Under the metapage's exclusive lock it publishes the new tables and
  *	     the tail behind the hole, and records what they replace (the old
  *	     tables and the consumed pages) with the next transaction ID.
@@ -91,9 +92,8 @@ typedef struct MergeState
 	 */
 	HammingSort *sort;
 	HammingSort *dead;
-	ItemPointerData *nulls;
+	HammingTids *nulls;
 	Size		nnulls;
-	Size		maxnulls;
 	bool		stream;
 	Size		nold;			/* table 0's live entries */
 	Size		ndead;
@@ -135,7 +135,7 @@ put_page(MergeState *ms, BlockNumber blkno, Page page)
 	UnlockReleaseBuffer(buffer);
 }
 
-/* the sink of hamming_write_tables(): the next block, numbered logically */
+/* the sink of hamming_write_streams(): the next block, numbered logically */
 static BlockNumber
 merge_sink(void *arg, Page page)
 {
@@ -153,16 +153,9 @@ static void
 collect(MergeState *ms, uint64 fp, ItemPointer tid, bool isnull)
 {
 	if (isnull)
-	{
-		if (ms->nnulls >= ms->maxnulls)
-		{
-			ms->maxnulls *= 2;
-			ms->nulls = repalloc_huge(ms->nulls, ms->maxnulls * sizeof(ItemPointerData));
-		}
-		ms->nulls[ms->nnulls++] = *tid;
-		return;
-	}
-	hamming_sort_add(ms->sort, fp, tid);
+		hamming_tids_add(ms->nulls, tid);
+	else
+		hamming_sort_add(ms->sort, fp, tid);
 }
 
 /* free the pages of a map page's list, and the map page */
@@ -621,45 +614,49 @@ write_map(MergeState *ms, Size nlogical, BlockNumber *map_page)
 	return nmap;
 }
 
-/* blocks that new tables of what `pages` pages of table 0, NULLs and tail hold may need, with their map */
-static Size
-merge_pages(Size pages)
+/*
+ * The shares of budget bytes of a merge's sorts, and whether they hold
+ * everything in memory: the NULL TIDs (those of table 0, and the tail's at
+ * most one a slot), 6 bytes each, up to a quarter; the tombstones' keys
+ * (streaming) what they need of the rest, up to half; the entries of slots
+ * slots the remainder.  Beyond its share a sort writes sorted runs to
+ * temporary files.
+ */
+static bool
+sort_shares(const MergeState *ms, Size budget, Size slots, Size tail_slots,
+			Size *nulls, Size *dead, Size *entries)
 {
-	Size		n = pages * HAMMING_PAGE_CAPACITY;
-	Size		need = hamming_table_pages(n, 0) + 1;	/* NULLs take pages fingerprints do not */
-
-	return need + (need + HAMMING_MAP_CAPACITY - 1) / HAMMING_MAP_CAPACITY;
+	*nulls = Min((ms->nnulls + tail_slots) * sizeof(ItemPointerData), budget / 4);
+	*dead = ms->stream ? Min(ms->ndead * HAMMING_ROW_BYTES, (budget - *nulls) / 2) : 0;
+	*entries = budget - *nulls - *dead;
+	return *nulls == (ms->nnulls + tail_slots) * sizeof(ItemPointerData) &&
+		*dead >= (ms->stream ? ms->ndead * HAMMING_ROW_BYTES : 0) &&
+		*entries >= slots * HAMMING_ROW_BYTES;
 }
 
-/*
- * The sorts of a merge within budget bytes: the NULL TIDs held (6 bytes
- * each, up to half of it) aside, the tombstones' keys take what they need
- * of the rest, up to half, and the entries the remainder.  Beyond its share
- * a sort writes sorted runs to temporary files.
- */
-static void
-begin_sorts(MergeState *ms, Size budget)
+/* an insert's merge that memory cannot hold: left to VACUUM */
+static HammingMergeResult
+no_memory(Relation index)
 {
-	Size		rest = budget - Min(ms->nnulls * sizeof(ItemPointerData), budget / 2);
-	Size		dead = Min(ms->ndead * HAMMING_ROW_BYTES, rest / 2);
-
-	ms->sort = hamming_sort_begin(rest - dead);
-	if (ms->stream)
-		ms->dead = hamming_sort_begin(dead);
+	ereport(DEBUG1,
+			(errmsg("hamming index \"%s\" is not merged by an insert", RelationGetRelationName(index)),
+			 errdetail("A merge of its tail needs more than maintenance_work_mem; VACUUM or hamming_merge_tail() merges it.")));
+	return HAMMING_NO_MEMORY;
 }
 
 /*
  * Merge the tail of index into new probe tables, if the tail is worth it
- * (any_tail: if there is one); within maintenance_work_mem (in autovacuum,
- * autovacuum_work_mem), and temporary files beyond it.  Says whether it
- * merged.  An index whose new tables the block map cannot hold is not
- * merged; report: say so (a notice, in autovacuum a log line), not only at
- * DEBUG1.  The caller holds a ShareUpdateExclusiveLock on the table (as
- * VACUUM does): merges are not concurrent with each other nor with a bulk
- * delete.
+ * (merged now: if there is one), within maintenance_work_mem (in
+ * autovacuum, autovacuum_work_mem) and temporary files beyond it; an
+ * insert's merge only within memory (HAMMING_NO_MEMORY otherwise: an
+ * insert does not fail for want of temporary file space).  An index whose
+ * new tables the block map cannot hold is not merged; VACUUM and a merge
+ * now say so (a notice, in autovacuum a log line).  The caller holds a
+ * ShareUpdateExclusiveLock on the table (as VACUUM does): merges are not
+ * concurrent with each other nor with a bulk delete.
  */
-bool
-hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool report)
+HammingMergeResult
+hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
 	MergeState	ms;
@@ -672,6 +669,10 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	uint32		nconsumed;
 	Size		tail_pages;
 	Size		consume_pages;
+	Size		budget;
+	Size		nulls_share;
+	Size		dead_share;
+	Size		entries_share;
 	Size		need;
 	Size		nfree;
 	BlockNumber reserved;
@@ -681,39 +682,48 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	Size		i;
 
 	if (options != NULL && !options->probe_tables)
-		return false;
+		return HAMMING_NOT_MERGED;
 	if (!recycle_retired(index))
-		return false;			/* the last merge's pages may still be read */
+		return HAMMING_NOT_MERGED;	/* the last merge's pages may still be read */
 
 	memset(&ms, 0, sizeof(ms));
 	ms.index = index;
 	ms.strategy = strategy;
 	close_failed_merge(&ms);
 
-	/* worth it? the tail against the tables, in entries at most */
-	hamming_read_tables(index, &tables);
+	/* worth it? the tail against the tables, in entries at most (the metapage only) */
+	hamming_describe_tables(index, &tables);
 	tail_pages = hamming_tail_pages(&tables);
-	if (any_tail ? tail_pages == 0 :
+	if (by == HAMMING_MERGE_NOW ? tail_pages == 0 :
 		tail_pages < HAMMING_MERGE_MIN_PAGES ||
 		(double) tail_pages * HAMMING_PAGE_CAPACITY < (double) tables.nsorted / HAMMING_MERGE_TABLE_SHARE)
+		return HAMMING_NOT_MERGED;
+	if (!hamming_tables_mappable(tables.pass_pages + tail_pages))
 	{
-		hamming_free_tables(&tables);
-		return false;
-	}
-	if (merge_pages(tables.pass_pages + tail_pages) > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY)
-	{
-		ereport(!report ? DEBUG1 : in_autovacuum() ? LOG : NOTICE,
+		ereport(by == HAMMING_MERGE_BY_INSERT ? DEBUG1 : in_autovacuum() ? LOG : NOTICE,
 				(errmsg("hamming index \"%s\" is not merged", RelationGetRelationName(index)),
-				 errdetail("Its new probe tables would take %zu pages, more than the %zu that a merge maps.",
-						   merge_pages(tables.pass_pages + tail_pages),
+				 errdetail("Its new probe tables would take more than the %zu pages that a merge maps.",
 						   (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY),
-				 errhint("REINDEX the index, or partition the table.")));
-		hamming_free_tables(&tables);
-		return false;
+				 errhint("Partition the table, so that each index holds fewer rows.")));
+		return HAMMING_NOT_MERGED;
 	}
+	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
+					 autovacuum_work_mem : maintenance_work_mem) * 1024;
+	if (by == HAMMING_MERGE_BY_INSERT && tail_pages * HAMMING_PAGE_CAPACITY * HAMMING_ROW_BYTES > budget)
+		return no_memory(index);
+	hamming_free_tables(&tables);
+	hamming_read_tables(index, &tables);
 	ms.tables = &tables;
 	/* old tables in order: sort the tail only, and read them again as they are rewritten */
 	ms.stream = tables.ntables > 0 && count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
+	if (!sort_shares(&ms, budget,
+					 (ms.stream ? 0 : tables.pass_pages * HAMMING_PAGE_CAPACITY) + tail_pages * HAMMING_PAGE_CAPACITY,
+					 tail_pages * HAMMING_PAGE_CAPACITY, &nulls_share, &dead_share, &entries_share) &&
+		by == HAMMING_MERGE_BY_INSERT)
+	{
+		hamming_free_tables(&tables);
+		return no_memory(index);
+	}
 
 	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
 	meta = palloc(sizeof(HammingMetaPageData));
@@ -721,7 +731,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	memcpy(meta, HammingPageGetMeta(BufferGetPage(metabuf)), sizeof(HammingMetaPageData));
 	UnlockReleaseBuffer(metabuf);
 	ms.gen = (uint16) (meta->next_gen + 1);
-	need = merge_pages(tables.pass_pages + tail_pages);
+	need = hamming_merge_pages(tables.pass_pages + tail_pages);
 	ms.blocks = palloc_extended(need * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
 	nfree = 0;
 	while (nfree < need)
@@ -752,7 +762,13 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	consume_pages = 0;
 	for (r = 0; r <= nconsumed; r++)
 		consume_pages += consumed[r].fill - consumed[r].start;
-	need = merge_pages(tables.pass_pages + consume_pages);
+	need = hamming_merge_pages(tables.pass_pages + consume_pages);
+	/* the tail as it is now: the sorts' shares again (an insert's still within memory) */
+	if (!sort_shares(&ms, budget,
+					 (ms.stream ? 0 : tables.pass_pages * HAMMING_PAGE_CAPACITY) + consume_pages * HAMMING_PAGE_CAPACITY,
+					 consume_pages * HAMMING_PAGE_CAPACITY, &nulls_share, &dead_share, &entries_share) &&
+		by == HAMMING_MERGE_BY_INSERT)
+		need = PG_UINT32_MAX;	/* refused below */
 	if (need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
 		nconsumed > 3 * HAMMING_MAX_RANGES - 1)
 	{
@@ -766,7 +782,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		hamming_free_tables(&tables);
 		pfree(ms.blocks);
 		pfree(meta);
-		return false;
+		return HAMMING_NOT_MERGED;
 	}
 	if (need > nfree)
 		ms.blocks = repalloc_huge(ms.blocks, need * sizeof(BlockNumber));
@@ -812,11 +828,11 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	UnlockReleaseBuffer(metabuf);
 
 	/* 2. the entries: table 0's live ones (unless streaming), then the consumed tail's */
-	begin_sorts(&ms, (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
-							 autovacuum_work_mem : maintenance_work_mem) * 1024);
-	ms.ndead = ms.nnulls = 0;	/* counted again as they are collected */
-	ms.maxnulls = 64;
-	ms.nulls = palloc(ms.maxnulls * sizeof(ItemPointerData));
+	ms.sort = hamming_sort_begin(entries_share);
+	if (ms.stream)
+		ms.dead = hamming_sort_begin(dead_share);
+	ms.nulls = hamming_tids_begin(nulls_share);
+	ms.ndead = 0;				/* counted again as they are collected */
 	collect_tables(&ms, &tables);
 	for (r = 0; r <= nconsumed; r++)
 		for (blkno = consumed[r].start; blkno < consumed[r].fill; blkno++)
@@ -836,12 +852,12 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 		hamming_sort_done(ms.sort);
 		hamming_sort_done(ms.dead);
 		stream->ms = &ms;
-		hamming_write_streams(ms.nold + hamming_sort_count(ms.sort), &source, ms.nulls, ms.nnulls, ms.gen,
+		hamming_write_streams(ms.nold + hamming_sort_count(ms.sort), &source, ms.nulls, ms.gen,
 							  merge_sink, &ms, fresh);
 		pfree(stream);
 	}
 	else
-		hamming_write_sorted(ms.sort, ms.nulls, ms.nnulls, false, ms.gen, merge_sink, &ms, fresh);
+		hamming_write_sorted(ms.sort, ms.nulls, false, ms.gen, merge_sink, &ms, fresh);
 	if (hamming_sort_runs(ms.sort) > 0 || (ms.dead && hamming_sort_runs(ms.dead) > 0))
 		ereport(DEBUG1,
 				(errmsg("hamming index \"%s\" was merged through temporary files",
@@ -892,8 +908,8 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, bool any_tail, bool
 	hamming_free_tables(&tables);
 	pfree(fresh);
 	pfree(ms.blocks);
-	pfree(ms.nulls);
-	return true;
+	hamming_tids_end(ms.nulls);
+	return HAMMING_MERGED;
 }
 
 /*
@@ -919,7 +935,7 @@ hamming_merge_tail(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("Hamming indexes cannot be merged during recovery.")));
-	merged = hamming_merge(index, NULL, true, true);
+	merged = hamming_merge(index, NULL, HAMMING_MERGE_NOW) == HAMMING_MERGED;
 	index_close(index, RowExclusiveLock);
 	table_close(heap, ShareUpdateExclusiveLock);
 	PG_RETURN_BOOL(merged);

@@ -7,7 +7,9 @@
  *	  temporary files as a run (its entries, and its keys for each of
  *	  tables 1..3), and the runs are merged as they are read back, so that a
  *	  build or a merge of any size takes no more than its memory setting and
- *	  temporary files (within temp_file_limit), as a btree build does.
+ *	  temporary files (within temp_file_limit), as a btree build does.  And
+ *	  the TIDs of NULL fingerprints that a build or a merge carries over,
+ *	  kept in a temporary file.
  */
 #include "hamming.h"
 
@@ -407,6 +409,12 @@ hamming_sort_end(HammingSort *s)
 		pfree(s->entries);
 	if (s->keys)
 		pfree(s->keys);
+	if (s->nruns > 0 && s->readers != NULL)
+	{
+		for (j = 0; j < s->nruns; j++)
+			pfree(s->readers[j].buffer);
+		pfree(s->readers);
+	}
 	if (s->nruns > 0)
 	{
 		for (j = 0; j < HAMMING_NTABLES; j++)
@@ -415,11 +423,92 @@ hamming_sort_end(HammingSort *s)
 			pfree(s->run_start[j]);
 		}
 		pfree(s->run_count);
-		for (j = 0; j < s->nruns; j++)
-			pfree(s->readers[j].buffer);
-		pfree(s->readers);
 		if (s->heap)
 			pfree(s->heap);
 	}
 	pfree(s);
+}
+
+struct HammingTids
+{
+	ItemPointerData *held;		/* the first ones, within the budget */
+	Size		nheld;
+	Size		maxheld;
+	Size		capacity;
+	BufFile    *file;			/* the rest */
+	Size		n;
+	Size		read;
+};
+
+/* TIDs held in budget bytes (6 each), and in a temporary file beyond */
+HammingTids *
+hamming_tids_begin(Size budget)
+{
+	HammingTids *t = palloc0(sizeof(HammingTids));
+
+	t->capacity = budget / sizeof(ItemPointerData);
+	t->maxheld = Min(t->capacity, 64);
+	if (t->maxheld > 0)
+		t->held = palloc(t->maxheld * sizeof(ItemPointerData));
+	return t;
+}
+
+void
+hamming_tids_add(HammingTids *t, ItemPointer tid)
+{
+	if (t->nheld == t->maxheld && t->maxheld < t->capacity)
+	{
+		t->maxheld = Min(t->maxheld * 2, t->capacity);
+		t->held = repalloc_huge(t->held, t->maxheld * sizeof(ItemPointerData));
+	}
+	if (t->nheld < t->maxheld)
+		t->held[t->nheld++] = *tid;
+	else
+	{
+		if (t->file == NULL)
+			t->file = BufFileCreateTemp(false);
+		BufFileWrite(t->file, tid, sizeof(ItemPointerData));
+	}
+	t->n++;
+}
+
+Size
+hamming_tids_count(const HammingTids *t)
+{
+	return t->n;
+}
+
+/* the TIDs in the order they came, once; false after the last */
+bool
+hamming_tids_next(HammingTids *t, ItemPointer tid)
+{
+	if (t->read == t->n)
+		return false;
+	if (t->read < t->nheld)
+	{
+		*tid = t->held[t->read++];
+		return true;
+	}
+	if (t->read == t->nheld && BufFileSeek(t->file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek in hamming index temporary file: %m")));
+	if (BufFileRead(t->file, tid, sizeof(ItemPointerData)) != sizeof(ItemPointerData))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from hamming index temporary file: %m")));
+	t->read++;
+	if (t->read % 1024 == 0)
+		CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+void
+hamming_tids_end(HammingTids *t)
+{
+	if (t->file)
+		BufFileClose(t->file);
+	if (t->held)
+		pfree(t->held);
+	pfree(t);
 }

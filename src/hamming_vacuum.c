@@ -141,7 +141,7 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
 	/* the tail into new probe tables, when it has grown enough */
-	hamming_merge(index, info->strategy, false, true);
+	hamming_merge(index, info->strategy, HAMMING_MERGE_BY_VACUUM);
 
 	/* count the entries, and list the tail pages at most half full, or new */
 	hamming_read_tables(index, &tables);
