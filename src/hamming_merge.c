@@ -636,7 +636,7 @@ sort_shares(const MergeState *ms, Size budget, Size slots, Size tail_slots,
 
 /* an insert's merge that memory cannot hold: left to VACUUM */
 static HammingMergeResult
-no_memory(Relation index)
+insert_cannot_hold(Relation index)
 {
 	ereport(DEBUG1,
 			(errmsg("hamming index \"%s\" is not merged by an insert", RelationGetRelationName(index)),
@@ -710,7 +710,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	budget = (Size) (in_autovacuum() && autovacuum_work_mem != -1 ?
 					 autovacuum_work_mem : maintenance_work_mem) * 1024;
 	if (by == HAMMING_MERGE_BY_INSERT && tail_pages * HAMMING_PAGE_CAPACITY * HAMMING_ROW_BYTES > budget)
-		return no_memory(index);
+		return insert_cannot_hold(index);
 	hamming_free_tables(&tables);
 	hamming_read_tables(index, &tables);
 	ms.tables = &tables;
@@ -722,7 +722,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 		by == HAMMING_MERGE_BY_INSERT)
 	{
 		hamming_free_tables(&tables);
-		return no_memory(index);
+		return insert_cannot_hold(index);
 	}
 
 	/* 1. free pages first (as many as the tail now needs), then reserved blocks at the end */
