@@ -333,7 +333,7 @@ hamming_entry_cmp(const HammingEntry *x, const HammingEntry *y)
  * temporary files in sorted runs beyond it (hamming_sort.c)
  */
 typedef struct HammingSort HammingSort;
-/* TIDs of NULL fingerprints, in a temporary file (hamming_sort.c) */
+/* TIDs of NULL fingerprints, in memory and a temporary file beyond it (hamming_sort.c) */
 typedef struct HammingTids HammingTids;
 
 /* where hamming_write_streams() puts each page: returns its (logical) number */
@@ -461,7 +461,7 @@ extern Size hamming_merge_pages(Size pages);
 extern bool hamming_tables_mappable(Size pages);
 
 /* hamming_sort.c */
-extern HammingSort *hamming_sort_begin(Size budget);
+extern HammingSort *hamming_sort_begin(Size budget, bool keys_only);
 extern void hamming_sort_add(HammingSort *sort, uint64 fp, ItemPointer tid);
 extern Size hamming_sort_count(const HammingSort *sort);
 extern int	hamming_sort_runs(const HammingSort *sort);

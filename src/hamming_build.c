@@ -441,7 +441,7 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
 	{
 		/* a sixteenth of the memory for NULL TIDs, 6 bytes each, the rest for the entries */
-		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024 / 16 * 15);
+		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024 / 16 * 15, false);
 		state->nulls = hamming_tids_begin((Size) maintenance_work_mem * 1024 / 16);
 	}
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);

@@ -26,7 +26,6 @@ typedef struct HammingMapRef
 	Oid			relid;
 	Oid			relfilenode;
 	FullTransactionId merged;	/* the merge that wrote the map */
-	uint32		nmap;
 	BlockNumber *map;
 	int			refs;			/* scans of this backend holding it */
 	bool		current;		/* the newest map of its index seen */
@@ -115,7 +114,7 @@ acquire_map(Relation index, const HammingTables *tables)
 
 	for (ref = maps; ref; ref = ref->next)
 		if (ref->relid == RelationGetRelid(index) && ref->relfilenode == index->rd_rel->relfilenode &&
-			FullTransactionIdEquals(ref->merged, merged) && ref->nmap == nmap)
+			FullTransactionIdEquals(ref->merged, merged))
 		{
 			ref->refs++;
 			return ref;
@@ -143,7 +142,6 @@ acquire_map(Relation index, const HammingTables *tables)
 	ref->relid = RelationGetRelid(index);
 	ref->relfilenode = index->rd_rel->relfilenode;
 	ref->merged = merged;
-	ref->nmap = nmap;
 	ref->refs = 1;
 	ref->current = true;
 	ref->next = maps;

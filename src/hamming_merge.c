@@ -615,17 +615,19 @@ write_map(MergeState *ms, Size nlogical, BlockNumber *map_page)
 }
 
 /*
- * The shares of budget bytes of a merge's sorts, and whether they hold
- * everything in memory: the NULL TIDs (those of table 0, and the tail's at
- * most one a slot), 6 bytes each, up to a quarter; the tombstones' keys
- * (streaming) what they need of the rest, up to half; the entries of slots
- * slots the remainder.  Beyond its share a sort writes sorted runs to
- * temporary files.
+ * The shares of budget bytes of a merge's sorts for a tail of tail_pages
+ * pages, and whether they hold everything in memory: the NULL TIDs (those
+ * of table 0, and the tail's at most one a slot), 6 bytes each, up to a
+ * quarter; the tombstones' keys (streaming) what they need of the rest, up
+ * to half; the entries (the tail's, and table 0's unless streaming) the
+ * remainder.  Beyond its share a sort writes sorted runs to temporary files.
  */
 static bool
-sort_shares(const MergeState *ms, Size budget, Size slots, Size tail_slots,
-			Size *nulls, Size *dead, Size *entries)
+sort_shares(const MergeState *ms, Size budget, Size tail_pages, Size *nulls, Size *dead, Size *entries)
 {
+	Size		tail_slots = tail_pages * HAMMING_PAGE_CAPACITY;
+	Size		slots = tail_slots + (ms->stream ? 0 : ms->tables->pass_pages * HAMMING_PAGE_CAPACITY);
+
 	*nulls = Min((ms->nnulls + tail_slots) * sizeof(ItemPointerData), budget / 4);
 	*dead = ms->stream ? Min(ms->ndead * HAMMING_ROW_BYTES, (budget - *nulls) / 2) : 0;
 	*entries = budget - *nulls - *dead;
@@ -677,6 +679,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	Size		nfree;
 	BlockNumber reserved;
 	BlockNumber blkno;
+	bool		fits;
 	bool		was_mapped;
 	uint32		r;
 	Size		i;
@@ -716,9 +719,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	ms.tables = &tables;
 	/* old tables in order: sort the tail only, and read them again as they are rewritten */
 	ms.stream = tables.ntables > 0 && count_table0(&ms, &tables, &ms.ndead, &ms.nnulls);
-	if (!sort_shares(&ms, budget,
-					 (ms.stream ? 0 : tables.pass_pages * HAMMING_PAGE_CAPACITY) + tail_pages * HAMMING_PAGE_CAPACITY,
-					 tail_pages * HAMMING_PAGE_CAPACITY, &nulls_share, &dead_share, &entries_share) &&
+	if (!sort_shares(&ms, budget, tail_pages, &nulls_share, &dead_share, &entries_share) &&
 		by == HAMMING_MERGE_BY_INSERT)
 	{
 		hamming_free_tables(&tables);
@@ -764,12 +765,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 		consume_pages += consumed[r].fill - consumed[r].start;
 	need = hamming_merge_pages(tables.pass_pages + consume_pages);
 	/* the tail as it is now: the sorts' shares again (an insert's still within memory) */
-	if (!sort_shares(&ms, budget,
-					 (ms.stream ? 0 : tables.pass_pages * HAMMING_PAGE_CAPACITY) + consume_pages * HAMMING_PAGE_CAPACITY,
-					 consume_pages * HAMMING_PAGE_CAPACITY, &nulls_share, &dead_share, &entries_share) &&
-		by == HAMMING_MERGE_BY_INSERT)
-		need = PG_UINT32_MAX;	/* refused below */
-	if (need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
+	fits = sort_shares(&ms, budget, consume_pages, &nulls_share, &dead_share, &entries_share) ||
+		by != HAMMING_MERGE_BY_INSERT;
+	if (!fits || need > (Size) HAMMING_MAX_MAP_PAGES * HAMMING_MAP_CAPACITY ||
 		nconsumed > 3 * HAMMING_MAX_RANGES - 1)
 	{
 		UnlockRelationForExtension(index, ExclusiveLock);
@@ -828,9 +826,9 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	UnlockReleaseBuffer(metabuf);
 
 	/* 2. the entries: table 0's live ones (unless streaming), then the consumed tail's */
-	ms.sort = hamming_sort_begin(entries_share);
+	ms.sort = hamming_sort_begin(entries_share, false);
 	if (ms.stream)
-		ms.dead = hamming_sort_begin(dead_share);
+		ms.dead = hamming_sort_begin(dead_share, true);
 	ms.nulls = hamming_tids_begin(nulls_share);
 	ms.ndead = 0;				/* counted again as they are collected */
 	collect_tables(&ms, &tables);

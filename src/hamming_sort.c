@@ -7,9 +7,10 @@
  *	  temporary files as a run (its entries, and its keys for each of
  *	  tables 1..3), and the runs are merged as they are read back, so that a
  *	  build or a merge of any size takes no more than its memory setting and
- *	  temporary files (within temp_file_limit), as a btree build does.  And
- *	  the TIDs of NULL fingerprints that a build or a merge carries over,
- *	  kept in a temporary file.
+ *	  temporary files (within temp_file_limit), as a btree build does.  A
+ *	  sort of keys only (a merge's tombstones) keeps no order of table 0.
+ *	  And the TIDs of NULL fingerprints that a build or a merge carries
+ *	  over, within a budget and in a temporary file beyond it.
  */
 #include "hamming.h"
 
@@ -52,6 +53,7 @@ typedef struct RunReader
 
 struct HammingSort
 {
+	bool		keys_only;		/* no entries in table 0's order wanted */
 	Size		budget;
 	Size		capacity;		/* entries of a load */
 	Size		total;			/* entries added */
@@ -121,12 +123,16 @@ rotated_sorted_keys(const HammingEntry *entries, Size n, int rotation, uint64 *k
 	pfree(start);
 }
 
-/* A sort of entries that holds budget bytes (at least a load of 1024 entries) */
+/*
+ * A sort of entries that holds budget bytes (at least a load of 1024
+ * entries); keys_only: read by hamming_sort_next_key only
+ */
 HammingSort *
-hamming_sort_begin(Size budget)
+hamming_sort_begin(Size budget, bool keys_only)
 {
 	HammingSort *s = palloc0(sizeof(HammingSort));
 
+	s->keys_only = keys_only;
 	s->budget = budget;
 	s->capacity = Max(budget / HAMMING_ROW_BYTES, 1024);
 	s->max = Min(s->capacity, 1024);
@@ -151,7 +157,7 @@ write_run(HammingSort *s)
 
 	if (s->nruns == 0)
 	{
-		for (j = 0; j < HAMMING_NTABLES; j++)
+		for (j = s->keys_only ? 1 : 0; j < HAMMING_NTABLES; j++)
 			s->files[j] = BufFileCreateTemp(false);
 		s->maxruns = 8;
 		s->run_count = palloc(s->maxruns * sizeof(Size));
@@ -167,8 +173,9 @@ write_run(HammingSort *s)
 		for (j = 0; j < HAMMING_NTABLES; j++)
 			s->run_start[j] = repalloc(s->run_start[j], s->maxruns * sizeof(RunStart));
 	}
-	sort_entries(s->entries, s->n);
-	for (j = 0; j < HAMMING_NTABLES; j++)
+	if (!s->keys_only)
+		sort_entries(s->entries, s->n);
+	for (j = s->keys_only ? 1 : 0; j < HAMMING_NTABLES; j++)
 	{
 		RunStart   *start = &s->run_start[j][s->nruns];
 
@@ -227,7 +234,8 @@ hamming_sort_done(HammingSort *s)
 	s->done = true;
 	if (s->nruns == 0)
 	{
-		sort_entries(s->entries, s->n);
+		if (!s->keys_only)
+			sort_entries(s->entries, s->n);
 		s->keys = palloc_extended(Max(s->n, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 		return;
 	}
@@ -355,7 +363,7 @@ take_least(HammingSort *s, HammingEntry *least)
 bool
 hamming_sort_next_entry(HammingSort *s, HammingEntry *entry)
 {
-	Assert(s->done);
+	Assert(s->done && !s->keys_only);
 	if (s->nruns == 0)
 	{
 		if (s->next >= s->n)
@@ -419,7 +427,8 @@ hamming_sort_end(HammingSort *s)
 	{
 		for (j = 0; j < HAMMING_NTABLES; j++)
 		{
-			BufFileClose(s->files[j]);
+			if (s->files[j])
+				BufFileClose(s->files[j]);
 			pfree(s->run_start[j]);
 		}
 		pfree(s->run_count);
