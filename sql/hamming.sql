@@ -521,6 +521,21 @@ INSERT INTO live SELECT 960000 + i, random_simhash() FROM generate_series(1, 200
 SELECT hamming_merge_tail('live_fp_flat') AS flat_merged;
 SELECT probe_tables, merges FROM hamming_index_info('live_fp_flat');
 DROP INDEX live_fp_flat;
+-- a temporary table's index (local buffers) merges as any other: its first
+-- merge reserves, at the end of the index, a block for each page of the
+-- new tables at once
+CREATE TEMP TABLE live_temp (id int, fp simhash);
+INSERT INTO live_temp SELECT id, fp FROM live;
+CREATE INDEX live_temp_fp ON live_temp USING hamming (fp);
+SELECT index_pages AS built_pages FROM hamming_index_info('live_temp_fp') \gset
+INSERT INTO live_temp SELECT 2000000 + i, random_simhash() FROM generate_series(1, 3000) i;
+SELECT hamming_merge_tail('live_temp_fp') AS temp_merged;
+SELECT index_pages >= 2 * :built_pages AS reserved_at_the_end, tail_pages, merges
+FROM hamming_index_info('live_temp_fp');
+SELECT 'passed' AS check_temp_merged FROM hamming_index_check('live_temp_fp');
+SELECT c.j, x.* FROM centers c, crosscheck('live_temp', c.fp, ARRAY[0, 3, 9, 16, 30, 64]) x
+WHERE c.j <= 2 ORDER BY c.j;
+DROP TABLE live_temp;
 -- a tail that alone outgrows maintenance_work_mem (100,000 rows, 1MB holds
 -- a load of about 43,000) is sorted in runs on temporary files and merged
 ALTER INDEX live_fp SET (tail_limit = 100000);

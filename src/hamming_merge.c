@@ -9,7 +9,9 @@
  *
  *	  1. Under the metapage's exclusive lock (and the extension lock, taken
  *	     in that order, as inserts do), it reserves the blocks the new
- *	     tables may need beyond the free pages it took, records them in the
+ *	     tables may need beyond the free pages it took (extending the index
+ *	     by all of them in one call, so that scans and inserts wait for
+ *	     that call, not for a write of each block), records them in the
  *	     metapage as a hole that is not tail, and empties the insert pages
  *	     and the free list: from then on inserts go to new pages behind the
  *	     hole, which will be the new tail.
@@ -59,6 +61,7 @@
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -249,6 +252,28 @@ recycle_retired(Relation index)
 	IndexFreeSpaceMapVacuum(index);
 	pfree(old);
 	return true;
+}
+
+/*
+ * Extend the index by count zeroed blocks from first (its end) at once,
+ * under the extension lock: the metapage's lock is held meanwhile, so this
+ * costs one call, not a buffer for each block (a first merge reserves as
+ * many blocks as the index has).  16 and later allocate them; 15 writes the
+ * last one and leaves the others to the file system, as hash indexes
+ * extend.  Redo extends the index through the last block, which the caller
+ * WAL-logs.
+ */
+static void
+extend_index(Relation index, BlockNumber first, BlockNumber count)
+{
+#if PG_VERSION_NUM >= 160000
+	smgrzeroextend(RelationGetSmgr(index), MAIN_FORKNUM, first, (int) count, false);
+#else
+	PGAlignedBlock zero;
+
+	memset(zero.data, 0, BLCKSZ);
+	smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, first + count - 1, zero.data, false);
+#endif
 }
 
 /* a tail page consumed, or a failed merge's reserved block: empty and retired */
@@ -782,17 +807,15 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 		pfree(meta);
 		return HAMMING_NOT_MERGED;
 	}
+	reserved = consumed[nconsumed].end;
 	if (need > nfree)
-		ms.blocks = repalloc_huge(ms.blocks, need * sizeof(BlockNumber));
-	for (i = nfree; i < need; i++)
 	{
-		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-
-		ms.blocks[i] = BufferGetBlockNumber(buffer);
-		ReleaseBuffer(buffer);
+		ms.blocks = repalloc_huge(ms.blocks, need * sizeof(BlockNumber));
+		for (i = nfree; i < need; i++)
+			ms.blocks[i] = reserved++;
+		extend_index(index, ms.blocks[nfree], need - nfree);
 	}
 	ms.nblocks = Max(need, nfree);
-	reserved = RelationGetNumberOfBlocks(index);
 	UnlockRelationForExtension(index, ExclusiveLock);
 	/*
 	 * The extension itself is not WAL-logged: its last block is, so that

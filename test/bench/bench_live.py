@@ -60,6 +60,19 @@ of a tail of max(N/4, 1.4M) rows inserted and merged (hamming_merge_tail)
 alternately with 1GB and 16MB, where the tail outgrows memory and is sorted
 in runs on temporary files; hamming_index_check and every answer checked
 against the sequential scan's after each part.
+
+With --merge-stall instead: whether a merge makes readers or writers wait.
+N rows built (autovacuum off), then four windows, each after a tail of
+max(N/20, 50,000) rows was inserted and a CHECKPOINT: one pgbench client
+looking up k = 3 around a random fingerprint and one inserting single rows,
+both logging every transaction's latency; in the first window nothing
+else runs, in the others hamming_merge_tail starts 2 s in (the first merge
+of the built index, which reserves as many blocks as the index has, then
+two more, which reuse the pages of the one before).  For each window the
+transactions that overlapped the merge (the baseline: the same seconds
+without one): how many, median, 99th percentile and largest latency.
+hamming_index_check and every answer checked against the sequential
+scan's at the end.
 """
 import os
 import statistics
@@ -76,6 +89,7 @@ SWEEP = "--sweep" in sys.argv[1:]
 LEVELS = "--levels" in sys.argv[1:]
 MERGE_MEMORY = "--merge-memory" in sys.argv[1:]
 BUILD_MEMORY = "--build-memory" in sys.argv[1:]
+MERGE_STALL = "--merge-stall" in sys.argv[1:]
 LEVEL_ROWS = (25_000, 100_000)
 LEVEL_TAILS = (2_000, 5_000)
 SWEEP_LIMITS = os.environ.get("LIVE_LIMITS", "64,256,512,1024,4096,auto").split(",")
@@ -617,7 +631,84 @@ def main_build_memory():
         print(f"| {mwm} | {statistics.median(ts):.2f} | {min(ts):.2f}-{max(ts):.2f} |")
 
 
+def main_merge_stall():
+    """the latency of lookups and single-row inserts while a merge runs, beside none"""
+    setup()
+    table = "live_ms"
+    log(f"merge stall: loading {N} rows")
+    load(table, f"ALTER TABLE {table} SET (autovacuum_enabled = off); "
+                f"CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = 2147483647);")
+    tail = max(N // 20, 50_000)
+    seconds = 10 + N // 500_000
+    fp_vars = "\\set hi random(0, 4294967295)\n\\set lo random(0, 4294967295)\n"
+    fp = "((:hi::bigint << 32) | :lo)::simhash"
+    scripts = {
+        "lookup": f"{fp_vars}SELECT count(*) FROM {table} WHERE fp <~> {fp} <= 3;\n",
+        "insert": f"{fp_vars}INSERT INTO {table} VALUES (-1, {fp});\n",
+    }
+    windows = []
+    added = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o777)
+        for w, label in enumerate(("no merge", "first merge", "second merge", "third merge")):
+            psql(f"INSERT INTO {table} SELECT {2 * N} + {added} + i, random_fp() FROM generate_series(1, {tail}) i; "
+                 "CHECKPOINT;")
+            added += tail
+            procs = []
+            for name, script in scripts.items():
+                path = os.path.join(tmp, f"{name}.sql")
+                with open(path, "w") as f:
+                    f.write(script)
+                procs.append(subprocess.Popen(
+                    ["pgbench", "-n", "-c", "1", "-T", str(seconds), "-f", path, "-l",
+                     f"--log-prefix={tmp}/{name}{w}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            time.sleep(2)
+            start = time.time()
+            if w == 0:
+                time.sleep(2)
+                merged = "-"
+            else:
+                merged = psql(f"SELECT hamming_merge_tail('{table}_fp');")
+                if merged != "t":
+                    sys.exit(f"no merge in window {label}")
+            end = time.time()
+            for p in procs:
+                if p.wait() != 0:
+                    sys.exit(f"pgbench failed: {p.stderr.read().decode()}")
+            stats = {}
+            for name in scripts:
+                lat = []
+                for fname in os.listdir(tmp):
+                    if not fname.startswith(f"{name}{w}."):
+                        continue
+                    for line in open(os.path.join(tmp, fname)):
+                        f = line.split()
+                        done = int(f[4]) + int(f[5]) / 1e6
+                        us = int(f[2])
+                        if done >= start and done - us / 1e6 <= end:
+                            lat.append(us / 1000)
+                lat.sort()
+                stats[name] = (len(lat), statistics.median(lat), lat[int(0.99 * (len(lat) - 1))], lat[-1])
+            windows.append((label, end - start, stats))
+            log(f"{label}: {end - start:.2f} s, " + ", ".join(
+                f"{n} max {s[3]:.1f} ms" for n, s in stats.items()))
+    psql(f"SELECT hamming_index_check('{table}_fp');")
+    _, ok = measure(table)
+    rows = int(psql(f"SELECT count(*) FROM {table}"))
+    print(f"## Lookups and inserts during a merge: {N:,} rows built, {rows:,} at the end\n")
+    print(f"A tail of {tail:,} rows before each window; one client looking up k = 3 and one inserting "
+          "single rows; latency in ms of the transactions that overlapped the merge (the baseline: "
+          "2 s without one). hamming_index_check passes and every answer "
+          + ("equals" if ok else "does NOT always equal") + " the sequential scan's.\n")
+    print("| window | merge (s) | lookups | median | 99% | largest | inserts | median | 99% | largest |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, took, stats in windows:
+        cells = " | ".join(f"{s[0]:,} | {s[1]:.3f} | {s[2]:.2f} | {s[3]:.1f}" for s in stats.values())
+        print(f"| {label} | {'' if label == 'no merge' else f'{took:.2f}'} | {cells} |")
+
+
 if __name__ == "__main__":
     (main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE
      else main_sweep() if SWEEP else main_levels() if LEVELS
-     else main_merge_memory() if MERGE_MEMORY else main_build_memory() if BUILD_MEMORY else main())
+     else main_merge_memory() if MERGE_MEMORY else main_build_memory() if BUILD_MEMORY
+     else main_merge_stall() if MERGE_STALL else main())

@@ -10,12 +10,13 @@
 #   bash test/bench/bench_live.sh --levels [ROWS]       (what a second level of probe tables would cost)
 #   bash test/bench/bench_live.sh --merge-memory [ROWS] (merges with little memory)
 #   bash test/bench/bench_live.sh --build-memory [ROWS] (CREATE INDEX and a merge in runs on temporary files)
+#   bash test/bench/bench_live.sh --merge-stall [ROWS]  (lookups and inserts while a merge runs)
 #
 # As root it installs what it needs and builds and installs simhash, as
 # test/run-tests.sh does.  Output: markdown tables on stdout and in
 # test/out/bench_live.md (bench_live_concurrent.md, bench_live_after_merge.md,
 # bench_live_sweep.md, bench_live_levels.md, bench_live_merge_memory.md,
-# bench_live_build_memory.md).  Autovacuum is on (autovacuum_naptime = 10s, the
+# bench_live_build_memory.md, bench_live_merge_stall.md).  Autovacuum is on (autovacuum_naptime = 10s, the
 # other settings default).  About 15 minutes at 1M rows on 2 cores.
 set -euo pipefail
 
@@ -42,6 +43,7 @@ out=test/out/bench_live.md
 [[ " $* " == *" --levels "* ]] && out=test/out/bench_live_levels.md
 [[ " $* " == *" --merge-memory "* ]] && out=test/out/bench_live_merge_memory.md
 [[ " $* " == *" --build-memory "* ]] && out=test/out/bench_live_build_memory.md
+[[ " $* " == *" --merge-stall "* ]] && out=test/out/bench_live_merge_stall.md
 python3 test/bench/bench_live.py "$@" | tee "$out"
 elapsed=$((SECONDS - start_time))
 line="Wall time of test/bench/bench_live.sh${*:+ $*}: ${elapsed} s"
