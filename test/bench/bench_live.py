@@ -62,15 +62,15 @@ in runs on temporary files; hamming_index_check and every answer checked
 against the sequential scan's after each part.
 
 With --merge-stall instead: whether a merge makes readers or writers wait.
-N rows built (autovacuum off), then four windows, each after a tail of
+N rows built (autovacuum off), then three merges, each after a tail of
 max(N/20, 50,000) rows was inserted and a CHECKPOINT: one pgbench client
 looking up k = 3 around a random fingerprint and one inserting single rows,
-both logging every transaction's latency; in the first window nothing
-else runs, in the others hamming_merge_tail starts 2 s in (the first merge
-of the built index, which reserves as many blocks as the index has, then
-two more, which reuse the pages of the one before).  For each window the
-transactions that overlapped the merge (the baseline: the same seconds
-without one): how many, median, 99th percentile and largest latency.
+both logging every transaction's latency, and hamming_merge_tail 3 s in
+(the first merge of the built index, which reserves as many blocks as the
+index has, then two that reuse the pages of the one before).  For each, the
+median and largest latency of the 2 s before the merge, and of the
+transactions that overlapped it: how many, median, 99th percentile and
+largest.
 hamming_index_check and every answer checked against the sequential
 scan's at the end.
 """
@@ -632,7 +632,7 @@ def main_build_memory():
 
 
 def main_merge_stall():
-    """the latency of lookups and single-row inserts while a merge runs, beside none"""
+    """the latency of lookups and single-row inserts while a merge runs, beside the seconds before"""
     setup()
     table = "live_ms"
     log(f"merge stall: loading {N} rows")
@@ -646,11 +646,11 @@ def main_merge_stall():
         "lookup": f"{fp_vars}SELECT count(*) FROM {table} WHERE fp <~> {fp} <= 3;\n",
         "insert": f"{fp_vars}INSERT INTO {table} VALUES (-1, {fp});\n",
     }
-    windows = []
+    merges = []
     added = 0
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o777)
-        for w, label in enumerate(("no merge", "first merge", "second merge", "third merge")):
+        for w, label in enumerate(("first", "second", "third")):
             psql(f"INSERT INTO {table} SELECT {2 * N} + {added} + i, random_fp() FROM generate_series(1, {tail}) i; "
                  "CHECKPOINT;")
             added += tail
@@ -662,50 +662,49 @@ def main_merge_stall():
                 procs.append(subprocess.Popen(
                     ["pgbench", "-n", "-c", "1", "-T", str(seconds), "-f", path, "-l",
                      f"--log-prefix={tmp}/{name}{w}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-            time.sleep(2)
+            time.sleep(3)
             start = time.time()
-            if w == 0:
-                time.sleep(2)
-                merged = "-"
-            else:
-                merged = psql(f"SELECT hamming_merge_tail('{table}_fp');")
-                if merged != "t":
-                    sys.exit(f"no merge in window {label}")
+            if psql(f"SELECT hamming_merge_tail('{table}_fp');") != "t":
+                sys.exit(f"no {label} merge")
             end = time.time()
             for p in procs:
                 if p.wait() != 0:
                     sys.exit(f"pgbench failed: {p.stderr.read().decode()}")
             stats = {}
             for name in scripts:
-                lat = []
+                before, during = [], []
                 for fname in os.listdir(tmp):
-                    if not fname.startswith(f"{name}{w}."):
-                        continue
-                    for line in open(os.path.join(tmp, fname)):
-                        f = line.split()
-                        done = int(f[4]) + int(f[5]) / 1e6
-                        us = int(f[2])
-                        if done >= start and done - us / 1e6 <= end:
-                            lat.append(us / 1000)
-                lat.sort()
-                stats[name] = (len(lat), statistics.median(lat), lat[int(0.99 * (len(lat) - 1))], lat[-1])
-            windows.append((label, end - start, stats))
-            log(f"{label}: {end - start:.2f} s, " + ", ".join(
-                f"{n} max {s[3]:.1f} ms" for n, s in stats.items()))
+                    if fname.startswith(f"{name}{w}."):
+                        for line in open(os.path.join(tmp, fname)):
+                            f = line.split()
+                            done = int(f[4]) + int(f[5]) / 1e6
+                            ms = int(f[2]) / 1000
+                            if done >= start and done - ms / 1000 <= end:
+                                during.append(ms)
+                            elif start - 2 <= done - ms / 1000 and done < start:
+                                before.append(ms)
+                before.sort()
+                during.sort()
+                stats[name] = (statistics.median(before), before[-1], len(during), statistics.median(during),
+                               during[int(0.99 * (len(during) - 1))], during[-1])
+            merges.append((label, end - start, stats))
+            log(f"{label} merge: {end - start:.2f} s, " + ", ".join(
+                f"{n} largest {s[1]:.1f} ms before, {s[5]:.1f} ms during" for n, s in stats.items()))
     psql(f"SELECT hamming_index_check('{table}_fp');")
     _, ok = measure(table)
     rows = int(psql(f"SELECT count(*) FROM {table}"))
-    print(f"## Lookups and inserts during a merge: {N:,} rows built, {rows:,} at the end\n")
-    print(f"A tail of {tail:,} rows before each window; one client looking up k = 3 and one inserting "
-          "single rows; latency in ms of the transactions that overlapped the merge (the baseline: "
-          "2 s without one). hamming_index_check passes and every answer "
+    print(f"## Lookups and inserts while a merge runs: {N:,} rows built, {rows:,} at the end\n")
+    print(f"A tail of {tail:,} rows inserted before each merge; one client looking up k = 3 around a random "
+          "fingerprint and one inserting single rows; latency in ms in the 2 s before the merge and of "
+          "the transactions that overlapped it. hamming_index_check passes and every answer "
           + ("equals" if ok else "does NOT always equal") + " the sequential scan's.\n")
-    print("| window | merge (s) | lookups | median | 99% | largest | inserts | median | 99% | largest |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, took, stats in windows:
-        cells = " | ".join(f"{s[0]:,} | {s[1]:.3f} | {s[2]:.2f} | {s[3]:.1f}" for s in stats.values())
-        print(f"| {label} | {'' if label == 'no merge' else f'{took:.2f}'} | {cells} |")
-
+    print("| merge | took (s) | lookups before: median | largest | during: lookups | median | 99% | largest "
+          "| inserts before: median | largest | during: inserts | median | 99% | largest |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, took, stats in merges:
+        cells = " | ".join(f"{s[0]:.3f} | {s[1]:.1f} | {s[2]:,} | {s[3]:.3f} | {s[4]:.2f} | {s[5]:.1f}"
+                           for s in stats.values())
+        print(f"| {label} | {took:.2f} | {cells} |")
 
 if __name__ == "__main__":
     (main_concurrent() if CONCURRENT else main_after_merge() if AFTER_MERGE
