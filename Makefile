@@ -22,6 +22,11 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-f
 ifdef WERROR
 PG_CFLAGS += -Werror
 endif
+# SIMHASH_NO_AVX512=1: the index's page loops without AVX-512 (for a CPU
+# or a tool without it; CI tests them so on PostgreSQL 18)
+ifdef SIMHASH_NO_AVX512
+PG_CPPFLAGS += -DSIMHASH_NO_AVX512
+endif
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -51,6 +51,91 @@
 #define hamming_popcount(x) pg_popcount64(x)
 #endif
 
+/*
+ * Eight entries at a time, with AVX-512's VPOPCNTQ, on x86-64 CPUs that
+ * have it (chosen at the first page read); SIMHASH_NO_AVX512 builds
+ * without (CI runs one build so, to test the loop used elsewhere).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(SIMHASH_NO_AVX512)
+#if __has_attribute(target)
+#define HAMMING_AVX512
+#include <immintrin.h>
+#endif
+#endif
+
+/*
+ * The slots of the first n fingerprints of a page whose distance to center
+ * lies in [lo, hi], into slots; returns how many.
+ */
+typedef int (*HammingNearFn) (const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots);
+
+HAMMING_POPCOUNT_CLONES
+static int
+near_slots_one_by_one(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
+{
+	int			found = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			d = hamming_popcount(fps[i] ^ center);
+
+		if (d >= lo && d <= hi)
+			slots[found++] = (uint16) i;
+	}
+	return found;
+}
+
+#ifdef HAMMING_AVX512
+__attribute__((target("avx512f,avx512vpopcntdq")))
+static int
+near_slots_avx512(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
+{
+	const __m512i vcenter = _mm512_set1_epi64((long long) center);
+	const __m512i vlo = _mm512_set1_epi64(lo);
+	const __m512i vhi = _mm512_set1_epi64(hi);
+	int			found = 0;
+	int			i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+	{
+		__m512i		d = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(fps + i), vcenter));
+		__mmask8	near = _mm512_cmple_epu64_mask(d, vhi) & _mm512_cmpge_epu64_mask(d, vlo);
+
+		while (near != 0)
+		{
+			slots[found++] = (uint16) (i + __builtin_ctz(near));
+			near &= near - 1;
+		}
+	}
+	for (; i < n; i++)
+	{
+		int			d = __builtin_popcountll(fps[i] ^ center);
+
+		if (d >= lo && d <= hi)
+			slots[found++] = (uint16) i;
+	}
+	return found;
+}
+#endif
+
+static HammingNearFn near_slots_fn = NULL;
+
+static inline int
+near_slots(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
+{
+	if (unlikely(near_slots_fn == NULL))
+	{
+		near_slots_fn = near_slots_one_by_one;
+#ifdef HAMMING_AVX512
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq"))
+			near_slots_fn = near_slots_avx512;
+#endif
+	}
+	return near_slots_fn(fps, n, center, lo, hi, slots);
+}
+
 static void
 make_room(HammingScanOpaque so, int n)
 {
@@ -88,11 +173,30 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 	int			found = 0;
 	int			i;
 
-	if (so->ordered)
+	if (so->nconds > 0)
+	{
+		/* near the first condition's center, then the others */
+		uint16		slots[HAMMING_PAGE_CAPACITY];
+		int			nnear = near_slots(fps, n, so->center[0], 0, so->radius[0], slots);
+		simhash		from = so->ordered ? so->query : so->center[0];
+		int			k;
+
+		for (k = 0; k < nnear; k++)
+		{
+			i = slots[k];
+			if (!ItemPointerIsValid(&tids[i]) || (so->nconds > 1 && !matches_all(so, fps[i])))
+				continue;
+			out[found].tid = tids[i];
+			out[found].slot = i;
+			out[found].blkno = blkno;
+			out[found++].distance = hamming_popcount(fps[i] ^ from);
+		}
+	}
+	else if (so->ordered)
 	{
 		for (i = 0; i < n; i++)
 		{
-			if (!ItemPointerIsValid(&tids[i]) || !matches_all(so, fps[i]))
+			if (!ItemPointerIsValid(&tids[i]))
 				continue;
 			out[found].tid = tids[i];
 			out[found].slot = i;
@@ -100,7 +204,7 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 			out[found++].distance = hamming_popcount(fps[i] ^ so->query);
 		}
 	}
-	else if (so->nconds == 0)
+	else
 	{
 		for (i = 0; i < n; i++)
 		{
@@ -110,25 +214,6 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 			out[found].slot = i;
 			out[found].blkno = blkno;
 			out[found++].distance = 0;
-		}
-	}
-	else
-	{
-		simhash		center = so->center[0];
-		int			radius = so->radius[0];
-
-		for (i = 0; i < n; i++)
-		{
-			int			d = hamming_popcount(fps[i] ^ center);
-
-			if (d <= radius && (so->nconds == 1 || matches_all(so, fps[i])) &&
-				ItemPointerIsValid(&tids[i]))
-			{
-				out[found].tid = tids[i];
-				out[found].slot = i;
-				out[found].blkno = blkno;
-				out[found++].distance = d;
-			}
 		}
 	}
 	return found;
@@ -222,15 +307,18 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 	int			nentries = HammingPageGetOpaque(page)->nentries;
 	int			floor = after ? after->distance : 0;
 	simhash		query = so->query;
-	int			i;
+	uint16		slots[HAMMING_PAGE_CAPACITY];
+	int			nnear = near_slots(fps, nentries, query, floor, *cutoff, slots);
+	int			k;
 
-	for (i = 0; i < nentries; i++)
+	for (k = 0; k < nnear; k++)
 	{
+		int			i = slots[k];
 		int			d = hamming_popcount(fps[i] ^ query);
 		HammingHit	hit;
 
-		if (d > *cutoff || d < floor)
-			continue;
+		if (d > *cutoff)
+			continue;			/* the heap filled up since */
 		hit.tid = tids[i];
 		hit.distance = d;
 		hit.slot = i;

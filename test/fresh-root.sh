@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/fresh-root.sh: the README's two commands on a bare Debian.
-#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--restore DUMP] [--citus DIR] [ROOT_TARBALL]
+#   sudo bash test/fresh-root.sh [--dist DIST] [--pg MAJOR] [--restore DUMP] [--citus DIR] [--no-avx512] [ROOT_TARBALL]
 # Makes a minimal root file system of Debian DIST (debootstrap --variant=minbase;
 # default bookworm, Debian 12), from the Debian archive apt is configured with
 # here, puts the committed tree of this clone in it (git archive HEAD: what a
@@ -11,7 +11,9 @@
 # `test/cross-version.sh restore` on DUMP (made by `test/cross-version.sh dump`
 # on another version).  --citus DIR first builds Citus in the root with DIR's
 # build-citus.sh and source tarball (as CI does on the machine), so that the
-# suite's Citus test runs there too.  Any install step the scripts forget
+# suite's Citus test runs there too.  --no-avx512 builds simhash with
+# SIMHASH_NO_AVX512=1 (the index's page loops of CPUs without AVX-512, which
+# this machine's would not run otherwise).  Any install step the scripts forget
 # makes this fail.
 # Prints one line per command and a closing count; exits non-zero on any
 # failure.  The root (about 700 MB once PostgreSQL is in) is removed at exit.
@@ -20,13 +22,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dist=bookworm major= dump= tarball= citus=
+dist=bookworm major= dump= tarball= citus= no_avx512=
 while [ $# -gt 0 ]; do
 	case $1 in
 		--dist) dist=$2; shift 2 ;;
 		--pg) major=$2; shift 2 ;;
 		--restore) dump=$(realpath "$2"); shift 2 ;;
 		--citus) citus=$(realpath "$2"); shift 2 ;;
+		--no-avx512) no_avx512=1; shift ;;
 		-*) echo "fresh-root: unknown option $1" >&2; exit 2 ;;
 		*) tarball=$1; shift ;;
 	esac
@@ -101,11 +104,12 @@ if [ -n "$dump" ]; then
 	cmds+=("bash test/cross-version.sh restore /root/cross-version.dump")
 fi
 
-echo "fresh-root: Debian $dist, PostgreSQL $major"
+echo "fresh-root: Debian $dist, PostgreSQL $major${no_avx512:+, built without AVX-512}"
 passed=0 failed=0
 for cmd in "${cmds[@]}"; do
 	t0=$SECONDS
 	if chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb SIMHASH_PG_MAJOR="$major" \
+		${no_avx512:+SIMHASH_NO_AVX512=1} \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		bash -c "cd /root/simhash && $cmd" >"$root/root/out.log" 2>&1; then
 		passed=$(( passed + 1 ))
