@@ -124,6 +124,9 @@ static HammingNearFn near_slots_fn = NULL;
 static inline int
 near_slots(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
 {
+	if (hi < 0 || hi < lo)
+		return 0;				/* no distance lies there */
+	lo = Max(lo, 0);
 	if (unlikely(near_slots_fn == NULL))
 	{
 		near_slots_fn = near_slots_one_by_one;
