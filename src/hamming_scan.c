@@ -56,7 +56,8 @@
  * have it (chosen at the first page read); SIMHASH_NO_AVX512 builds
  * without (CI runs one build so, to test the loop used elsewhere).
  */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(SIMHASH_NO_AVX512)
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(SIMHASH_NO_AVX512) && \
+	(defined(__clang__) ? __clang_major__ >= 6 : __GNUC__ >= 7)	/* compilers that know VPOPCNTQ */
 #if __has_attribute(target)
 #define HAMMING_AVX512
 #include <immintrin.h>

@@ -164,6 +164,9 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 		(flags & HAMMING_MAP) ? HAMMING_MAP_CAPACITY : HAMMING_PAGE_CAPACITY;
 	if (HammingPageGetOpaque(page)->page_id != HAMMING_PAGE_ID ||
 		HammingPageGetOpaque(page)->nentries > capacity ||
+		/* entries with TIDs are of no other kind (scans size their arrays by it) */
+		((flags & (HAMMING_DATA | HAMMING_NULLS)) != 0 &&
+		 (flags & (HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP)) != 0) ||
 		(blkno == HAMMING_METAPAGE_BLKNO) != ((HammingPageGetOpaque(page)->flags & HAMMING_META) != 0) ||
 		(blkno == HAMMING_METAPAGE_BLKNO && HammingPageGetMeta(page)->magic != HAMMING_MAGIC))
 		ereport(ERROR,

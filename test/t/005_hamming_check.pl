@@ -2,7 +2,8 @@
 # on disk while the server is stopped, one kind of damage each: fingerprints
 # of probe table 0 swapped, a directory entry changed, a key of table 1
 # changed, a tombstone half cleared, a tail entry dropped (its row is then
-# missing from the index), a metapage of an unknown version, and an all-zero
+# missing from the index), a page of table 0 marked as another kind too and
+# fuller than a page of table 0 holds, a metapage of an unknown version, and an all-zero
 # metapage (which scans and inserts also reject, rather than write into it).
 # Each is reported with SQLSTATE XX002; the undamaged index passes.  The
 # function refuses other indexes and callers who do not own the table.
@@ -63,6 +64,11 @@ my @damage = (
 		my $at = ($t->{blocks} - 1) * $BLCKSZ + $NENTRIES;
 		write_at($fh, $at, pack('S', unpack('S', read_at($fh, $at, 2)) - 1));
 	}, qr/has no entry in the index/ ],
+	[ 'mixed_kind', 'a page of table 0 marked as keys too, with more entries than it holds', sub {
+		my ($fh) = @_;    # block 1: flags, then nentries, in the last 8 bytes
+		my $at = $BLCKSZ + $BLCKSZ - 8;
+		write_at($fh, $at, pack('SS', unpack('S', read_at($fh, $at, 2)) | (1 << 4), 1000));
+	}, qr/contains an unexpected page at block 1/ ],
 	[ 'version', 'a metapage of version 4', sub {
 		my ($fh) = @_;
 		write_at($fh, $HEADER + 4, pack('L', 4));
