@@ -70,14 +70,13 @@
  */
 typedef int (*HammingNearFn) (const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots);
 
-HAMMING_POPCOUNT_CLONES
-static int
-near_slots_one_by_one(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
+/* one at a time, from the first-th fingerprint, after found slots */
+static inline int
+near_slots_from(const uint64 *fps, int first, int n, simhash center, int lo, int hi, uint16 *slots, int found)
 {
-	int			found = 0;
 	int			i;
 
-	for (i = 0; i < n; i++)
+	for (i = first; i < n; i++)
 	{
 		int			d = hamming_popcount(fps[i] ^ center);
 
@@ -85,6 +84,13 @@ near_slots_one_by_one(const uint64 *fps, int n, simhash center, int lo, int hi, 
 			slots[found++] = (uint16) i;
 	}
 	return found;
+}
+
+HAMMING_POPCOUNT_CLONES
+static int
+near_slots_one_by_one(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
+{
+	return near_slots_from(fps, 0, n, center, lo, hi, slots, 0);
 }
 
 #ifdef HAMMING_AVX512
@@ -109,14 +115,7 @@ near_slots_avx512(const uint64 *fps, int n, simhash center, int lo, int hi, uint
 			near &= near - 1;
 		}
 	}
-	for (; i < n; i++)
-	{
-		int			d = __builtin_popcountll(fps[i] ^ center);
-
-		if (d >= lo && d <= hi)
-			slots[found++] = (uint16) i;
-	}
-	return found;
+	return near_slots_from(fps, i, n, center, lo, hi, slots, found);
 }
 #endif
 
@@ -196,20 +195,9 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 			out[found++].distance = hamming_popcount(fps[i] ^ from);
 		}
 	}
-	else if (so->ordered)
-	{
-		for (i = 0; i < n; i++)
-		{
-			if (!ItemPointerIsValid(&tids[i]))
-				continue;
-			out[found].tid = tids[i];
-			out[found].slot = i;
-			out[found].blkno = blkno;
-			out[found++].distance = hamming_popcount(fps[i] ^ so->query);
-		}
-	}
 	else
 	{
+		/* every live entry, with its distance to the query of an ordered scan */
 		for (i = 0; i < n; i++)
 		{
 			if (!ItemPointerIsValid(&tids[i]))
@@ -217,7 +205,7 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 			out[found].tid = tids[i];
 			out[found].slot = i;
 			out[found].blkno = blkno;
-			out[found++].distance = 0;
+			out[found++].distance = so->ordered ? hamming_popcount(fps[i] ^ so->query) : 0;
 		}
 	}
 	return found;

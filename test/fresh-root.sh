@@ -12,8 +12,8 @@
 # on another version).  --citus DIR first builds Citus in the root with DIR's
 # build-citus.sh and source tarball (as CI does on the machine), so that the
 # suite's Citus test runs there too.  --no-avx512 builds simhash with
-# SIMHASH_NO_AVX512=1 (the index's page loops of CPUs without AVX-512, which
-# this machine's would not run otherwise).  Any install step the scripts forget
+# SIMHASH_NO_AVX512=1 (the index's page loops of CPUs without AVX-512, which a
+# build on a CPU with it would not run).  Any install step the scripts forget
 # makes this fail.
 # Prints one line per command and a closing count; exits non-zero on any
 # failure.  The root (about 700 MB once PostgreSQL is in) is removed at exit.
