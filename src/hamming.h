@@ -5,7 +5,7 @@
  *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
  *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
  *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
- *	  hamming_utils.c, hamming128.c).
+ *	  hamming_utils.c, hamming_tail_cache.c, hamming128.c).
  *
  * The index has two parts.  The probe tables hold every fingerprint of the
  * table four times, each copy sorted on a different 16-bit block of the
@@ -73,6 +73,27 @@
 #define hamming_vacuum_delay()	vacuum_delay_point(false)
 #else
 #define hamming_vacuum_delay()	vacuum_delay_point()
+#endif
+
+/*
+ * Popcount without a call through a function pointer: x86-64 compilers
+ * build the loops over entries (hamming_scan.c, hamming_tail_cache.c)
+ * twice, with and without the POPCNT instruction, and the loader picks one
+ * for the CPU.
+ */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__clang__)
+#define HAMMING_POPCOUNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#endif
+#endif
+#ifndef HAMMING_POPCOUNT_CLONES
+#define HAMMING_POPCOUNT_CLONES
+#endif
+
+#if defined(HAVE__BUILTIN_POPCOUNT) || defined(__GNUC__)
+#define hamming_popcount(x) __builtin_popcountll(x)
+#else
+#define hamming_popcount(x) pg_popcount64(x)
 #endif
 
 /* strategies of simhash_hamming_ops: SIMHASH_STRATEGY_* of strategy.h */
@@ -222,6 +243,13 @@ typedef struct HammingMetaPageData
 	 * before there were more
 	 */
 	BlockNumber more_insert_page[HAMMING_INSERT_SLOTS - 1];
+
+	/*
+	 * VACUUMs that removed entries from tail pages, counted before they did
+	 * (0 in an index written before it was counted): backends keep full tail
+	 * pages until it changes (hamming_tail_cache.c)
+	 */
+	uint32		tail_epoch;
 } HammingMetaPageData;
 
 #define HammingPageGetMeta(page) ((HammingMetaPageData *) HammingPageContents(page))
@@ -306,6 +334,7 @@ typedef struct HammingTables
 	struct HammingMapRef *map_ref;	/* where map is this backend's (hamming_map.c) */
 	BlockNumber tail_start;		/* first page of the open end of the tail */
 	BlockNumber view_end;		/* the index's size when the view was taken */
+	uint32		tail_epoch;		/* the metapage's then */
 	/* the tail's pages: blocks [seg_start[i], seg_end[i]) */
 	int			nsegments;
 	BlockNumber seg_start[HAMMING_MAX_SEGMENTS];
@@ -446,6 +475,14 @@ extern void hamming_scan_set_keys(IndexScanDesc scan, ScanKey keys, ScanKey orde
 /* hamming_probe.c */
 extern bool hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 						  HammingProbeMatch match, HammingProbeEmit emit, void *arg);
+
+/* hamming_tail_cache.c: full tail pages, kept by a backend for its lookups */
+typedef struct HammingTailCache HammingTailCache;
+extern HammingTailCache *hamming_tail_cache(Relation index, const HammingTables *tables);
+extern bool hamming_tail_cache_has(const HammingTailCache *tc, BlockNumber blkno);
+extern bool hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno);
+extern bool hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
+									 HammingProbeMatch match, HammingProbeEmit emit, void *arg);
 
 /* hamming_build.c */
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);

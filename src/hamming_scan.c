@@ -2,7 +2,9 @@
  * hamming_scan.c
  *	  Scans of a "hamming" index.  A radius scan (bitmap or tuple by tuple)
  *	  either probes the tables (hamming_probe.c) and then reads the tail
- *	  pages, or reads every page, whichever hamming_work.c models cheaper;
+ *	  pages (those this backend keeps through hamming_tail_cache.c, in MVCC
+ *	  scans that hold no page), or reads every page, whichever hamming_work.c
+ *	  models cheaper;
  *	  both keep the entries within the radius of every condition: exact, no
  *	  recheck.  An ordered scan (ORDER BY fp <-> q) returns rings: every row
  *	  within 1, 3, 5, ... bits not returned yet, found by probes and among the
@@ -30,26 +32,6 @@
 #define HAMMING_BATCH_GROWTH	8
 #define HAMMING_RING_STEP		2	/* bits by which an ordered scan's rings widen */
 #define HAMMING_TAIL_FIRST		32	/* the tail's nearest rows an ordered scan keeps first */
-
-/*
- * Popcount without a call through a function pointer: x86-64 compilers
- * build the page loops twice, with and without the POPCNT instruction, and
- * the loader picks one for the CPU.
- */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(__clang__)
-#define HAMMING_POPCOUNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#endif
-#endif
-#ifndef HAMMING_POPCOUNT_CLONES
-#define HAMMING_POPCOUNT_CLONES
-#endif
-
-#if defined(HAVE__BUILTIN_POPCOUNT) || defined(__GNUC__)
-#define hamming_popcount(x) __builtin_popcountll(x)
-#else
-#define hamming_popcount(x) pg_popcount64(x)
-#endif
 
 /*
  * Eight entries at a time, with AVX-512's VPOPCNTQ, on x86-64 CPUs that
@@ -466,10 +448,46 @@ collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
 }
 
 /*
+ * The tail of a scan that probed, through the full tail pages this backend
+ * keeps (hamming_tail_cache.c): the pages it does not keep yet are read,
+ * kept when full, their rows collected when not; then the kept pages' rows
+ * within radius of center (until they outgrow the collector).
+ */
+static void
+tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash center, int radius)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	HammingHit	found[HAMMING_PAGE_CAPACITY];
+	BlockNumber pos;
+	BlockNumber blkno;
+
+	for (pos = so->tables.pass_pages; hamming_pass_block(&so->tables, pos, &blkno); pos++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			n = 0;
+		int			i;
+
+		if (hamming_tail_cache_has(tc, blkno))
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buffer = lock_pass_page(scan, pos, blkno);
+		page = BufferGetPage(buffer);
+		if (hamming_page_is(page, HAMMING_DATA) && !hamming_tail_cache_add(tc, page, blkno))
+			n = data_page_matches(so, page, blkno, found);
+		UnlockReleaseBuffer(buffer);
+		for (i = 0; i < n; i++)
+			if (!collector_emit(c, &found[i]))
+				return;
+	}
+	hamming_tail_cache_probe(tc, center, radius, collector_match, collector_emit, c);
+}
+
+/*
  * An unordered scan starts: probe the tables when that pays, for the
- * condition of the smallest radius; the tail comes next.  Otherwise (or
- * when the probes found more rows than work_mem holds) the scan reads every
- * page.
+ * condition of the smallest radius; the tail comes next, at once through
+ * the tail pages this backend keeps when the scan may use them.  Otherwise
+ * (or when the rows found outgrow work_mem) the scan reads every page.
  */
 static void
 start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
@@ -489,10 +507,16 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	if (hamming_probe_pays(&so->tables, so->radius[best], 0, 0))
 	{
 		Collector	c;
+		HammingTailCache *tc = NULL;
 
+		/* rows whose page is not held: MVCC scans only (hamming_tail_cache.c) */
+		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot))
+			tc = hamming_tail_cache(scan->indexRelation, &so->tables);
 		collector_init(&c, so, -1, tbm);
 		hamming_probe(scan->indexRelation, &so->tables, so->center[best], so->radius[best],
 					  collector_match, collector_emit, &c);
+		if (!c.overflow && tc)
+			tail_from_cache(scan, tc, &c, so->center[best], so->radius[best]);
 		if (c.overflow)
 		{
 			so->nhits = 0;
@@ -504,7 +528,8 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 			*ntids += c.ntids;
 		}
 		so->probing = true;
-		so->next_block = so->tables.pass_pages;	/* the tail */
+		/* the tail next, unless it was read */
+		so->next_block = so->tables.pass_pages + (tc ? hamming_tail_pages(&so->tables) : 0);
 	}
 }
 

@@ -285,6 +285,7 @@ hamming_describe_tables(Relation index, HammingTables *tables)
 		tables->merged = meta->retired_xid;
 	}
 	tables->pass_pages += tables->table0_pages;
+	tables->tail_epoch = meta->tail_epoch;
 	/* under the metapage's lock: a merge that begins later reserves blocks past these */
 	tables->view_end = RelationGetNumberOfBlocks(index);
 	tables->nsegments = hamming_tail_segments(meta, tables->view_end, tables->seg_start, tables->seg_end);

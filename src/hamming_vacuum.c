@@ -7,7 +7,10 @@
  *	  of its time may still read.  The cleanup merges the tail into new
  *	  probe tables when it has grown enough (hamming_merge.c), then lists the
  *	  tail pages that are at most half full (or new, left by a crash while
- *	  the index grew) in the metapage, for inserts to fill again.
+ *	  the index grew) in the metapage, for inserts to fill again.  Before
+ *	  its first removal from a tail page it counts one in the metapage
+ *	  (tail_epoch), so that backends drop the full tail pages they keep
+ *	  (hamming_tail_cache.c).
  *
  *	  Entries are removed from a page under a cleanup lock: no other backend
  *	  holds a pin on it.  A scan that must not see the heap tuple of a TID
@@ -48,6 +51,23 @@ find_dead(Page page, bool *dead, IndexBulkDeleteCallback callback, void *callbac
 	return ndead;
 }
 
+/*
+ * Count a VACUUM that removes entries from tail pages, in the metapage,
+ * before it does: the full tail pages that backends keep
+ * (hamming_tail_cache.c) are read again by scans whose view comes later.
+ */
+static void
+count_tail_removals(Relation index)
+{
+	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
+	GenericXLogState *xlog = GenericXLogStart(index);
+	HammingMetaPageData *meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
+
+	meta->tail_epoch++;
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(metabuf);
+}
+
 IndexBulkDeleteResult *
 hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
@@ -56,6 +76,7 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber blkno;
 	bool		dead[HAMMING_PAGE_CAPACITY];
+	bool		counted = false;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
@@ -78,6 +99,16 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			continue;
 		}
 		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		if (!counted && !hamming_page_is(BufferGetPage(buffer), HAMMING_SORTED))
+		{
+			/*
+			 * before the first removal from a tail page, and without a lock
+			 * on it (an insert locks the metapage first): backends drop the
+			 * tail pages they keep
+			 */
+			count_tail_removals(index);
+			counted = true;
+		}
 		LockBufferForCleanup(buffer);
 		/* inserts may have appended to the page meanwhile */
 		ndead = find_dead(BufferGetPage(buffer), dead, callback, callback_state);

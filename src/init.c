@@ -1,8 +1,9 @@
 /*
  * init.c
  *	  The library's start: _PG_init() defines the extension's settings
- *	  (simhash.max_distance, simhash.pairs_recall), installs the % operator's planner hook and
- *	  registers the hamming access method's reloptions.
+ *	  (simhash.max_distance, simhash.pairs_recall, simhash.tail_cache_size),
+ *	  installs the % operator's planner hook and registers the hamming
+ *	  access method's reloptions.
  */
 #include "settings.h"
 #include "hamming.h"
@@ -32,6 +33,13 @@ _PG_init(void)
 							 1.0, 0.5, 1.0,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.tail_cache_size",
+							"Memory in which a backend keeps the full tail pages of hamming indexes for its lookups.",
+							"0 keeps none: every lookup that probes an index reads its whole tail.",
+							&simhash_tail_cache_kb,
+							16384, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	simhash_similar_init();
 	hamming_init_reloptions();
 	MarkGUCPrefixReserved("simhash");

@@ -4,7 +4,8 @@
  *	  simhash.max_distance threshold of the % operator, and the functions of
  *	  the % operator's planner hook (similar_hook.c) that it drives;
  *	  simhash.pairs_recall, the recall of the whole-table functions' bands
- *	  (pairs_band.c).
+ *	  (pairs_band.c); simhash.tail_cache_size, the memory of the tail pages
+ *	  a backend keeps for hamming index lookups (hamming_tail_cache.c).
  */
 #ifndef SIMHASH_SETTINGS_H
 #define SIMHASH_SETTINGS_H
@@ -20,6 +21,9 @@
 extern int	simhash_max_distance_guc;
 /* simhash.pairs_recall: 1 asks for the exact tables */
 extern double simhash_pairs_recall;
+
+/* simhash.tail_cache_size: kB of full tail pages a backend keeps (hamming_tail_cache.c) */
+extern int	simhash_tail_cache_kb;
 
 /* the % operator (similar_hook.c): its threshold is fixed when a query is planned */
 extern void simhash_similar_init(void);

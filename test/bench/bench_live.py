@@ -44,7 +44,11 @@ rows; fresh indexes of 25,000 and 100,000 rows (the second level's size)
 and an index of no rows (what any scan costs); each measured as above,
 three rounds in turn, the median of the three.  A lookup through both
 levels would cost about: the 2N-row index with its tail, plus the small
-index less the empty one.
+index less the empty one.  Then what each way would cost N inserted rows
+(levels_inserts below): the insert times of a btree, of four btrees (each
+row in four sorted orders at once) and of the index's appends alone, and
+merges of the main tables and of a second level timed, from which the insert
+time of each way is estimated beside its k = 3.
 
 With --merge-memory instead: what a merge costs with little memory.  N rows
 built (autovacuum off), then rounds of: rows deleted and VACUUM
@@ -517,6 +521,122 @@ VACUUM ANALYZE {table};
             s_ = med[f"{rows:,} rows, fresh"]
             print(f"| {rows:,} | {want:,} | " + " | ".join(
                 f"{(t[s] + s_[s] - empty[s]) / fresh[s]:.2f}x" for s in radii) + " |")
+    levels_inserts(lambda rows, tail: (med[f"{2 * N:,} rows, tail of {tail:,}"]["k = 3"]
+                                       + (med[f"{rows:,} rows, fresh"]["k = 3"] - empty["k = 3"] if rows else 0))
+                   / fresh["k = 3"])
+
+
+def merge_seconds(table):
+    """hamming_merge_tail of the table's index, timed in the server"""
+    took = psql(f"""
+CREATE FUNCTION pg_temp.merge_seconds() RETURNS float8 LANGUAGE plpgsql AS $f$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+  IF NOT hamming_merge_tail('{table}_fp') THEN RAISE EXCEPTION 'no merge'; END IF;
+  RETURN extract(epoch FROM clock_timestamp() - t0);
+END $f$;
+SELECT pg_temp.merge_seconds();
+""")
+    return float(took)
+
+
+def levels_inserts(k3_ratio):
+    """
+    What each way of keeping k = 3 near a fresh index would cost N inserted
+    rows (in batches, as the main benchmark inserts them into N built):
+    measured, the insert time of a btree on fp, of four btrees on fp and its
+    rotations by 16, 32 and 48 bits (a stand-in for writing each row into the
+    four sorted orders at once), and of a hamming index whose tail is never
+    merged (appends only: what every way pays first); merges timed, of an
+    index of 1.5 N rows (the average size while N rows go into N) with a
+    tail of T rows (one level; the main tables of two levels), and of a small
+    index of L / 2 rows (a second level's average size) with a tail of 2,000.
+    The estimate: appends plus N / T merges of each kind.
+    """
+    tables = {"btree": "CREATE INDEX {t}_b ON {t} ((fp::bigint));",
+              "four btrees": "CREATE INDEX {t}_b ON {t} ((fp::bigint)); " + " ".join(
+                  f"CREATE INDEX {{t}}_r{b} ON {{t}} (((fp::bigint << {b}) | ((fp::bigint >> {64 - b}) & "
+                  f"{(1 << b) - 1})));" for b in (16, 32, 48)),
+              "appends": "CREATE INDEX {t}_fp ON {t} USING hamming (fp) WITH (tail_limit = 2147483647); "
+                         "ALTER TABLE {t} SET (autovacuum_enabled = off);"}
+    for i, (name, sql) in enumerate(tables.items()):
+        log(f"levels, inserts: loading {N} rows ({name})")
+        load(f"live_lvi{i}", sql.format(t=f"live_lvi{i}"))
+    spent = {name: 0.0 for name in tables}
+    for b in range(N // BATCH):
+        order = list(enumerate(tables))
+        for i, name in (order if b % 2 == 0 else order[::-1]):
+            t = time.time()
+            psql(f"INSERT INTO live_lvi{i} SELECT {N} + {b * BATCH} + i, random_fp() FROM generate_series(1, {BATCH}) i;")
+            spent[name] += time.time() - t
+    log(f"levels, inserts: {spent}")
+    for i in range(len(tables)):
+        psql(f"DROP TABLE live_lvi{i};")
+
+    big = "live_lvm"
+    log(f"levels, merges: loading {3 * N // 2} rows")
+    load(big, f"CREATE INDEX {big}_fp ON {big} USING hamming (fp) WITH (tail_limit = 2147483647); "
+         f"ALTER TABLE {big} SET (autovacuum_enabled = off);", rows=3 * N // 2)
+    added = 0
+    major = {}
+    for tail in (5_000,) + LEVEL_ROWS:
+        major[tail] = []
+        for rnd in range(3):
+            psql(f"INSERT INTO {big} SELECT 30000000000 + {added} + i, random_fp() FROM generate_series(1, {tail}) i;")
+            added += tail
+            major[tail].append(merge_seconds(big))
+        log(f"merge of {3 * N // 2:,} rows with a tail of {tail:,}: {major[tail]}")
+    minor = {}
+    for rows in LEVEL_ROWS:
+        table = f"live_lvs{rows}"
+        psql(f"""
+DROP TABLE IF EXISTS {table};
+CREATE TABLE {table} (id bigint, fp simhash);
+INSERT INTO {table} SELECT i, random_fp() FROM generate_series(1, {rows // 2}) i;
+CREATE INDEX {table}_fp ON {table} USING hamming (fp) WITH (tail_limit = 2147483647);
+ALTER TABLE {table} SET (autovacuum_enabled = off);
+""")
+        minor[rows] = []
+        for rnd in range(5):
+            psql(f"INSERT INTO {table} SELECT {rows} + {rnd * LEVEL_TAILS[0]} + i, random_fp() "
+                 f"FROM generate_series(1, {LEVEL_TAILS[0]}) i;")
+            minor[rows].append(merge_seconds(table))
+        log(f"merge of {rows // 2:,} rows with a tail of {LEVEL_TAILS[0]:,}: {minor[rows]}")
+        psql(f"DROP TABLE {table};")
+    psql(f"SELECT hamming_index_check('{big}_fp');")
+    _, ok = measure(big)
+    psql(f"DROP TABLE {big};")
+
+    btree = spent["btree"]
+    major_s = {t: statistics.median(v) for t, v in major.items()}
+    minor_s = {r: statistics.median(v) for r, v in minor.items()}
+    print(f"\n## What keeping k = 3 near a fresh index would cost {N:,} inserted rows\n")
+    print(f"Measured: {N:,} rows inserted in batches of {BATCH:,} into {N:,} (the batches of each table in turn); "
+          f"merges (`hamming_merge_tail`, timed in the server, the median of several) of an index of {3 * N // 2:,} "
+          f"rows with a tail of T rows, and of small indexes of half a second level's rows with a tail of "
+          f"{LEVEL_TAILS[0]:,}; every answer of the merged index "
+          + ("equals" if ok else "does NOT always equal") + " the sequential scan's, and hamming_index_check passes.\n")
+    print("| measured | s |")
+    print("|---|---:|")
+    for name, s_ in spent.items():
+        print(f"| insert, {name} | {s_:.1f} ({s_ / btree:.2f}x btree) |")
+    for t, s_ in major_s.items():
+        print(f"| merge of {3 * N // 2:,} rows, tail of {t:,} | {s_:.3f} |")
+    for r, s_ in minor_s.items():
+        print(f"| merge of {r // 2:,} rows, tail of {LEVEL_TAILS[0]:,} | {s_:.4f} |")
+    print("\nEstimated: k = 3 against a fresh index (from the lookups above), and the insert time (appends, "
+          "plus a merge of the main tables every T rows, plus, with a second level of up to L rows, a merge of it "
+          f"every {LEVEL_TAILS[0]:,}):\n")
+    print("| way | k = 3 | insert time (s) | ratio to btree |")
+    print("|---|---:|---:|---:|")
+    ways = [("one level, tail under 5,000", k3_ratio(0, 5_000), N / 5_000 * major_s[5_000])]
+    ways += [(f"two levels, second under {rows:,}, tail under {LEVEL_TAILS[0]:,}", k3_ratio(rows, LEVEL_TAILS[0]),
+              N / rows * major_s[rows] + N / LEVEL_TAILS[0] * minor_s[rows]) for rows in LEVEL_ROWS]
+    for name, k3, merges in ways:
+        total = spent["appends"] + merges
+        print(f"| {name} | {k3:.2f}x | {total:.1f} | {total / btree:.2f}x |")
+    print(f"| each row written into four sorted orders (four btrees) | 1x (no tail) | {spent['four btrees']:.1f} "
+          f"| {spent['four btrees'] / btree:.2f}x |")
 
 
 def main_merge_memory():

@@ -7,7 +7,7 @@
 #   bash test/bench/bench_live.sh --concurrent [ROWS]   (4 writers and a reader)
 #   bash test/bench/bench_live.sh --after-merge [ROWS]  (right after a merge, autovacuum off)
 #   bash test/bench/bench_live.sh --sweep [ROWS]        (what tail_limit trades)
-#   bash test/bench/bench_live.sh --levels [ROWS]       (what a second level of probe tables would cost)
+#   bash test/bench/bench_live.sh --levels [ROWS]       (what keeping k = 3 near a fresh index would cost)
 #   bash test/bench/bench_live.sh --merge-memory [ROWS] (merges with little memory)
 #   bash test/bench/bench_live.sh --build-memory [ROWS] (CREATE INDEX and a merge in runs on temporary files)
 #   bash test/bench/bench_live.sh --merge-stall [ROWS]  (lookups and inserts while a merge runs)

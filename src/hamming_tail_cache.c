@@ -1,0 +1,407 @@
+/*
+ * hamming_tail_cache.c
+ *	  The full tail pages of "hamming" indexes, kept by each backend for the
+ *	  lookups that probe the tables.  Such a lookup finds its rows of the
+ *	  tables in a few buckets, but reads every page of the tail, which grows
+ *	  between merges; a backend that looks up an index again finds the tail
+ *	  pages it read before here, with each entry listed under each of its
+ *	  four 16-bit blocks, so that the tail costs a few lists, not a read of
+ *	  every page.
+ *
+ *	  A full tail page does not change until VACUUM removes entries from it
+ *	  or a merge replaces it: appends go to pages with room.  VACUUM counts
+ *	  its removals from tail pages in the metapage (tail_epoch) before it
+ *	  makes them, and a merge changes the tables' generation, so the pages
+ *	  kept for an index are those of one (relfilenode, merge, generation,
+ *	  epoch), and are dropped when a scan's view shows another (REINDEX and
+ *	  TRUNCATE give the index a new relfilenode).  A scan that
+ *	  took its view before VACUUM counted may still use them: it could have
+ *	  read those pages before VACUUM changed them too, and its snapshot does
+ *	  not see a row that later takes over a freed TID.  Scans that need the
+ *	  page of a returned row pinned (index-only scans, non-MVCC snapshots)
+ *	  do not use the cache (hamming_scan.c).  Pages that entered the tail
+ *	  after a scan's view are kept too; their rows came after the scan's
+ *	  snapshot.
+ *
+ *	  Memory: simhash.tail_cache_size in all, per backend (46 bytes an entry
+ *	  at most, for at most CACHE_INDEXES indexes); the pages of
+ *	  the least recently used indexes make room for others, and a page that
+ *	  does not fit is read as before.
+ */
+#include "settings.h"
+#include "hamming.h"
+
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+/*
+ * the lists of each block are found by its top head_bits bits: 8 for a
+ * small tail, more as it grows, up to the block's 16 (a list per value)
+ */
+#define CACHE_MIN_HEAD_BITS		8
+#define CACHE_END				PG_UINT32_MAX
+/*
+ * memory counted for an entry: fingerprint, TID, a link in each block's
+ * list, and the lists' heads (fewer than the entries but for the first 256)
+ */
+#define CACHE_ENTRY_BYTES \
+	(sizeof(uint64) + sizeof(ItemPointerData) + 2 * HAMMING_NTABLES * sizeof(uint32))
+/* entries of an index kept at most: the lists' numbers stay below CACHE_END */
+#define CACHE_MAX_ENTRIES		((uint32) 1 << 30)
+/* indexes kept at most */
+#define CACHE_INDEXES			8
+
+struct HammingTailCache
+{
+	struct HammingTailCache *next;
+	Oid			relid;
+	Oid			relfilenode;
+	FullTransactionId merged;
+	uint16		gen;
+	uint32		epoch;
+	MemoryContext cxt;
+	/* the blocks kept: a bit each */
+	uint8	   *kept;
+	BlockNumber kept_blocks;
+	/* the entries */
+	uint32		n;
+	uint32		room;
+	uint64	   *fps;
+	ItemPointerData *tids;
+	uint32	   *link[HAMMING_NTABLES];	/* the next entry with the same top bits of block j */
+	int			head_bits;
+	uint32	   *head[HAMMING_NTABLES];	/* the first entry of each list of block j */
+};
+
+int			simhash_tail_cache_kb = 16384;
+
+static HammingTailCache *caches;	/* the most recently used first */
+static Size cache_bytes;		/* the entries' room, in all caches */
+
+static void
+drop_cache(HammingTailCache **link)
+{
+	HammingTailCache *tc = *link;
+
+	*link = tc->next;
+	cache_bytes -= (Size) tc->room * CACHE_ENTRY_BYTES;
+	MemoryContextDelete(tc->cxt);
+}
+
+/*
+ * Room for want entries of tc within simhash.tail_cache_size, making it by
+ * dropping the least recently used other indexes' pages if need be; else
+ * as many as fit, if at least need do; else 0.
+ */
+static uint32
+fit_room(const HammingTailCache *tc, uint32 need, uint32 want)
+{
+	Size		limit = (Size) simhash_tail_cache_kb * 1024;
+
+	for (;;)
+	{
+		Size		others = cache_bytes - (Size) tc->room * CACHE_ENTRY_BYTES;
+		Size		fits = limit > others ? (limit - others) / CACHE_ENTRY_BYTES : 0;
+		HammingTailCache **link;
+		HammingTailCache **last = NULL;
+
+		if (fits >= want)
+			return want;
+		for (link = &caches; *link; link = &(*link)->next)
+			if (*link != tc)
+				last = link;
+		if (last == NULL)
+			return fits >= need ? (uint32) fits : 0;
+		drop_cache(last);
+	}
+}
+
+/* block j of fp: its top 16 bits rotated left by 16 j */
+static inline uint32
+block_of(uint64 fp, int j)
+{
+	return (uint32) (hamming_rotate_left(fp, j * HAMMING_BLOCK_BITS) >> (64 - HAMMING_BLOCK_BITS));
+}
+
+/* entry e at the head of its list of each block */
+static inline void
+link_entry(HammingTailCache *tc, uint32 e)
+{
+	int			j;
+
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		uint32		h = block_of(tc->fps[e], j) >> (HAMMING_BLOCK_BITS - tc->head_bits);
+
+		tc->link[j][e] = tc->head[j][h];
+		tc->head[j][h] = e;
+	}
+}
+
+/*
+ * The lists by the top bits bits of each block, of every entry: allocated
+ * first (an error leaves the old ones), then filled.
+ */
+static void
+relink(HammingTailCache *tc, int bits)
+{
+	uint32	   *head[HAMMING_NTABLES];
+	uint32		e;
+	int			j;
+
+	for (j = 0; j < HAMMING_NTABLES; j++)
+		head[j] = MemoryContextAlloc(tc->cxt, sizeof(uint32) << bits);
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		if (tc->head[j])
+			pfree(tc->head[j]);
+		tc->head[j] = head[j];
+		memset(head[j], 0xFF, sizeof(uint32) << bits);
+	}
+	tc->head_bits = bits;
+	for (e = 0; e < tc->n; e++)
+		link_entry(tc, e);
+}
+
+/*
+ * The pages this backend keeps of the index, for a scan with this view:
+ * emptied when the view shows another merge or VACUUM's removals since;
+ * NULL when simhash.tail_cache_size is 0.  Valid until the next call here.
+ */
+HammingTailCache *
+hamming_tail_cache(Relation index, const HammingTables *tables)
+{
+	HammingTailCache **link;
+	HammingTailCache *tc;
+	MemoryContext cxt;
+	int			kept = 0;
+
+	if (simhash_tail_cache_kb <= 0)
+		return NULL;
+	for (link = &caches; *link; link = &(*link)->next)
+	{
+		tc = *link;
+		if (tc->relid != RelationGetRelid(index))
+			continue;
+		if (tc->relfilenode == index->rd_rel->relfilenode &&
+			FullTransactionIdEquals(tc->merged, tables->merged) &&
+			tc->gen == tables->gen && tc->epoch == tables->tail_epoch)
+		{
+			/* the most recently used first */
+			*link = tc->next;
+			tc->next = caches;
+			caches = tc;
+			return tc;
+		}
+		drop_cache(link);
+		break;
+	}
+
+	/* at most CACHE_INDEXES: the least recently used goes */
+	for (link = &caches; *link;)
+	{
+		if (++kept >= CACHE_INDEXES)
+			drop_cache(link);
+		else
+			link = &(*link)->next;
+	}
+	cxt = AllocSetContextCreate(TopMemoryContext, "hamming tail cache", ALLOCSET_DEFAULT_SIZES);
+	tc = MemoryContextAllocZero(cxt, sizeof(HammingTailCache));
+	tc->cxt = cxt;
+	tc->relid = RelationGetRelid(index);
+	tc->relfilenode = index->rd_rel->relfilenode;
+	tc->merged = tables->merged;
+	tc->gen = tables->gen;
+	tc->epoch = tables->tail_epoch;
+	relink(tc, CACHE_MIN_HEAD_BITS);
+	tc->next = caches;
+	caches = tc;
+	return tc;
+}
+
+/* is the page at blkno kept? */
+bool
+hamming_tail_cache_has(const HammingTailCache *tc, BlockNumber blkno)
+{
+	return blkno < tc->kept_blocks && (tc->kept[blkno / 8] & (1 << (blkno % 8))) != 0;
+}
+
+/*
+ * Keep a tail page read (share-locked) at blkno, if it is full and fits in
+ * simhash.tail_cache_size; false if not (the scan reads it itself).
+ */
+bool
+hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
+{
+	const uint64 *fps = HammingPageFingerprints(page);
+	const ItemPointerData *tids = HammingPageTids(page);
+	int			n = HammingPageGetOpaque(page)->nentries;
+	int			i;
+	int			j;
+
+	if (n != HAMMING_PAGE_CAPACITY || !hamming_page_is(page, HAMMING_DATA) ||
+		hamming_page_is(page, HAMMING_SORTED | HAMMING_WIDE))
+		return false;
+
+	/* room first: nothing below fails, so the lists and the bits always agree */
+	if (tc->n + n > tc->room)
+	{
+		uint32		room;
+
+		if (tc->room >= CACHE_MAX_ENTRIES / 2)
+			return false;
+		room = fit_room(tc, tc->n + n, Max(tc->room * 2, 16 * HAMMING_PAGE_CAPACITY));
+		if (room == 0)
+			return false;
+		if (tc->room == 0)
+		{
+			tc->fps = MemoryContextAllocHuge(tc->cxt, room * sizeof(uint64));
+			tc->tids = MemoryContextAllocHuge(tc->cxt, room * sizeof(ItemPointerData));
+			for (j = 0; j < HAMMING_NTABLES; j++)
+				tc->link[j] = MemoryContextAllocHuge(tc->cxt, room * sizeof(uint32));
+		}
+		else
+		{
+			tc->fps = repalloc_huge(tc->fps, room * sizeof(uint64));
+			tc->tids = repalloc_huge(tc->tids, room * sizeof(ItemPointerData));
+			for (j = 0; j < HAMMING_NTABLES; j++)
+				tc->link[j] = repalloc_huge(tc->link[j], room * sizeof(uint32));
+		}
+		cache_bytes += (Size) (room - tc->room) * CACHE_ENTRY_BYTES;
+		tc->room = room;
+	}
+	if (blkno >= tc->kept_blocks)
+	{
+		BlockNumber blocks = Max(tc->kept_blocks * 2, 1024);
+
+		while (blocks <= blkno)
+			blocks *= 2;
+		if (tc->kept == NULL)
+			tc->kept = MemoryContextAllocZero(tc->cxt, blocks / 8);
+		else
+		{
+			tc->kept = repalloc(tc->kept, blocks / 8);
+			memset(tc->kept + tc->kept_blocks / 8, 0, (blocks - tc->kept_blocks) / 8);
+		}
+		tc->kept_blocks = blocks;
+	}
+
+	/* lists of about two entries each, at most a list per value */
+	if (tc->head_bits < HAMMING_BLOCK_BITS && tc->n + n > (2u << tc->head_bits))
+	{
+		int			bits = tc->head_bits;
+
+		while (bits < HAMMING_BLOCK_BITS && tc->n + n > (2u << bits))
+			bits++;
+		relink(tc, bits);
+	}
+
+	for (i = 0; i < n; i++)
+	{
+		tc->fps[tc->n] = fps[i];
+		tc->tids[tc->n] = tids[i];
+		link_entry(tc, tc->n++);
+	}
+	tc->kept[blkno / 8] |= 1 << (blkno % 8);
+	return true;
+}
+
+/* the values of bits bits within r bits of v, into out; their count */
+static int
+values_near(uint32 v, int bits, int r, uint32 *out)
+{
+	int			n = 0;
+	int			a;
+	int			b;
+
+	out[n++] = v;
+	for (a = 0; r >= 1 && a < bits; a++)
+	{
+		out[n++] = v ^ (1u << a);
+		for (b = a + 1; r >= 2 && b < bits; b++)
+			out[n++] = v ^ (1u << a) ^ (1u << b);
+	}
+	return n;
+}
+
+/*
+ * Every kept entry within k bits of query with a TID (VACUUM may have
+ * cleared none: tail entries are removed), each once, offered to match
+ * and then emit as hamming_probe() offers rows of the tables: through the
+ * lists of its blocks when each table's radius (hamming_table_radii) is at
+ * most 2, else by reading every entry.  False when emit said stop.
+ */
+HAMMING_POPCOUNT_CLONES
+bool
+hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
+						 HammingProbeMatch match, HammingProbeEmit emit, void *arg)
+{
+	int			radius[HAMMING_NTABLES];
+	int			j;
+	HammingHit	hit;
+
+	memset(&hit, 0, sizeof(hit));
+	hamming_table_radii(radius, k);
+	for (j = 0; j < HAMMING_NTABLES; j++)
+		if (radius[j] > 2)
+			break;
+	if (j < HAMMING_NTABLES)
+	{
+		uint32		e;
+
+		for (e = 0; e < tc->n; e++)
+		{
+			int			d = hamming_popcount(tc->fps[e] ^ query);
+
+			if ((e & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (d > k || !match(arg, tc->fps[e], d))
+				continue;
+			hit.tid = tc->tids[e];
+			hit.distance = d;
+			if (!emit(arg, &hit))
+				return false;
+		}
+		return true;
+	}
+
+	for (j = 0; j < HAMMING_NTABLES; j++)
+	{
+		uint32		qblock = block_of(query, j);
+		uint32		heads[1 + HAMMING_BLOCK_BITS + HAMMING_BLOCK_BITS * (HAMMING_BLOCK_BITS - 1) / 2];
+		int			nheads = values_near(qblock >> (HAMMING_BLOCK_BITS - tc->head_bits),
+										 tc->head_bits, radius[j], heads);
+		int			h;
+
+		for (h = 0; h < nheads; h++)
+		{
+			uint32		e;
+
+			for (e = tc->head[j][heads[h]]; e != CACHE_END; e = tc->link[j][e])
+			{
+				uint64		fp = tc->fps[e];
+				int			d;
+				int			i;
+
+				if (hamming_popcount(block_of(fp, j) ^ qblock) > radius[j])
+					continue;
+				/* found in an earlier table */
+				for (i = 0; i < j; i++)
+					if (hamming_popcount(block_of(fp, i) ^ block_of(query, i)) <= radius[i])
+						break;
+				if (i < j)
+					continue;
+				d = hamming_popcount(fp ^ query);
+				if (d > k || !match(arg, fp, d))
+					continue;
+				hit.tid = tc->tids[e];
+				hit.distance = d;
+				if (!emit(arg, &hit))
+					return false;
+			}
+		}
+	}
+	return true;
+}
