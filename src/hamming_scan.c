@@ -451,7 +451,9 @@ collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
  * The tail of a scan that probed, through the full tail pages this backend
  * keeps (hamming_tail_cache.c): the pages it does not keep yet are read,
  * kept when full, their rows collected when not; then the kept pages' rows
- * within radius of center (until they outgrow the collector).
+ * within radius of center (until they outgrow the collector).  An ordered
+ * scan's ring (center its query) takes the rows farther than the
+ * collector's above bits and within radius.
  */
 static void
 tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash center, int radius)
@@ -477,8 +479,12 @@ tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash 
 			n = data_page_matches(so, page, blkno, found);
 		UnlockReleaseBuffer(buffer);
 		for (i = 0; i < n; i++)
+		{
+			if (so->ordered && (found[i].distance <= c->above || found[i].distance > radius))
+				continue;
 			if (!collector_emit(c, &found[i]))
 				return;
+		}
 	}
 	hamming_tail_cache_probe(tc, center, radius, collector_match, collector_emit, c);
 }
@@ -606,31 +612,45 @@ next_ring(IndexScanDesc scan)
 	{
 		int			ring = Min(so->ring + HAMMING_RING_STEP, SIMHASH_BITS);
 		Collector	c;
+		HammingTailCache *tc;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!hamming_probe_pays(&so->tables, ring, so->tail_pages, so->tail_entries))
 			break;
-		/*
-		 * The tail's nearest rows, as many as a ring needs: a few first (a
-		 * LIMIT 10 needs no more, and keeping and sorting more costs more
-		 * than reading the tail again), 8 times more at each read, up to
-		 * half of work_mem
-		 */
-		while (ring > so->tail_covered && so->tail_cap < hamming_hits_limit() / 2)
+		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot) &&
+			(tc = hamming_tail_cache(scan->indexRelation, &so->tables)) != NULL)
 		{
-			so->tail_cap = so->tail_cap == 0 ? HAMMING_TAIL_FIRST :
-				(int) Min((Size) so->tail_cap * HAMMING_BATCH_GROWTH, (Size) hamming_hits_limit() / 2);
-			read_tail(scan, so->ring, so->tail_cap);
+			/* the tail's rows of the ring through the pages this backend keeps */
+			collector_init(&c, so, so->ring, NULL);
+			hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
+						  collector_match, collector_emit, &c);
+			if (!c.overflow)
+				tail_from_cache(scan, tc, &c, so->query, ring);
 		}
-		if (ring > so->tail_covered)
-			break;				/* the tail's rows of this ring outgrow work_mem */
-		collector_init(&c, so, so->ring, NULL);
-		c.limit -= so->ntail;
-		hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
-					  collector_match, collector_emit, &c);
-		while (!c.overflow && so->next_tail < so->ntail &&
-			   so->tail[so->next_tail].distance <= ring)
-			collector_emit(&c, &so->tail[so->next_tail++]);
+		else
+		{
+			/*
+			 * The tail's nearest rows, as many as a ring needs: a few first (a
+			 * LIMIT 10 needs no more, and keeping and sorting more costs more
+			 * than reading the tail again), 8 times more at each read, up to
+			 * half of work_mem
+			 */
+			while (ring > so->tail_covered && so->tail_cap < hamming_hits_limit() / 2)
+			{
+				so->tail_cap = so->tail_cap == 0 ? HAMMING_TAIL_FIRST :
+					(int) Min((Size) so->tail_cap * HAMMING_BATCH_GROWTH, (Size) hamming_hits_limit() / 2);
+				read_tail(scan, so->ring, so->tail_cap);
+			}
+			if (ring > so->tail_covered)
+				break;			/* the tail's rows of this ring outgrow work_mem */
+			collector_init(&c, so, so->ring, NULL);
+			c.limit -= so->ntail;
+			hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
+						  collector_match, collector_emit, &c);
+			while (!c.overflow && so->next_tail < so->ntail &&
+				   so->tail[so->next_tail].distance <= ring)
+				collector_emit(&c, &so->tail[so->next_tail++]);
+		}
 		if (c.overflow)
 			break;
 		so->ring = ring;

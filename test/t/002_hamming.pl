@@ -1,8 +1,9 @@
 # The hamming index access method under WAL: its radius and nearest-first
 # answers equal a sequential scan's on a streaming standby after replay,
 # after a crash (immediate stop) and restart, and after concurrent inserts,
-# updates, deletes and queries from pgbench; and an exclusion constraint
-# rejects concurrent near-copies.
+# updates, deletes and queries from pgbench; an exclusion constraint
+# rejects concurrent near-copies; and a standby session's kept tail pages
+# follow VACUUM on the primary.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -139,6 +140,44 @@ is($primary->safe_psql('postgres',
 	'', 'hamming_index_check passes on the primary');
 is($standby->safe_psql('postgres', q{SELECT hamming_index_check('docs_fp')::text}), '',
 	'hamming_index_check passes on the standby');
+
+# a standby session keeps the full tail pages it read for its next lookups;
+# VACUUM's removals on the primary, once replayed, make it read them again:
+# rows that took over the TIDs VACUUM freed are not found at the removed
+# rows' fingerprints
+$primary->safe_psql('postgres', q{
+	CREATE TABLE kept (id int, fp simhash) WITH (autovacuum_enabled = off);
+	INSERT INTO kept SELECT i, random_simhash() FROM generate_series(1, 5000) i;
+	CREATE INDEX kept_fp ON kept USING hamming (fp) WITH (tail_limit = 100000);
+	INSERT INTO kept SELECT 100000 + j * 100 + d, flip_bits(c.fp, d) FROM centers c, generate_series(0, 12) d;
+	INSERT INTO kept SELECT 200000 + i, random_simhash() FROM generate_series(1, 1000) i;
+});
+$primary->wait_for_catchup($standby);
+my $kept_query = q{SELECT string_agg(c.j || ':' || k.id, ',' ORDER BY c.j, k.id)
+	FROM centers c, kept k WHERE k.fp <~> c.fp <= 3;};
+my $seq_settings = 'SET enable_bitmapscan = off; SET enable_indexscan = off;';
+my $reader = $standby->background_psql('postgres');
+$reader->query_safe(index_settings($standby));
+like($reader->query_safe("EXPLAIN (COSTS OFF) $kept_query"), qr/kept_fp/, 'kept pages: the lookup uses the index');
+my $kept_before = $reader->query_safe($kept_query);
+ok(length($kept_before) > 0, 'kept pages: the planted neighbours are found');
+is($kept_before, $standby->safe_psql('postgres', "$seq_settings $kept_query"),
+	'kept pages: a standby lookup equals the sequential scan');
+is($reader->query_safe($kept_query), $kept_before, 'kept pages: the next lookup too');
+$primary->safe_psql('postgres', q{
+	CREATE TABLE freed AS SELECT ctid AS c FROM kept WHERE id BETWEEN 100000 AND 199999;
+	DELETE FROM kept WHERE id BETWEEN 100000 AND 199999;
+	VACUUM kept;
+	INSERT INTO kept SELECT 300000 + i, random_simhash() FROM generate_series(1, 2000) i;
+});
+is($primary->safe_psql('postgres', q{
+	SELECT (SELECT merges FROM hamming_index_info('kept_fp')) = 0
+	   AND EXISTS (SELECT 1 FROM kept WHERE ctid IN (SELECT c FROM freed))}), 't',
+	'kept pages: VACUUM freed TIDs that new rows took, without a merge');
+$primary->wait_for_catchup($standby);
+is($reader->query_safe($kept_query), $standby->safe_psql('postgres', "$seq_settings $kept_query"),
+	'kept pages: the same standby session after the VACUUM equals the sequential scan');
+$reader->quit;
 
 $standby->stop;
 $primary->stop;
