@@ -669,8 +669,9 @@ ALTER INDEX auto_fp SET (tail_limit = -1);
 SELECT reloptions FROM pg_class WHERE relname = 'auto_fp';
 DROP TABLE auto;
 
--- a lookup that probes reads the tail through the full tail pages that its
--- backend keeps (simhash.tail_cache_size); VACUUM, a merge or a smaller
+-- a lookup that probes, and an ordered scan's rings, read the tail through
+-- the full tail pages that their backend keeps (simhash.tail_cache_size);
+-- VACUUM, a merge or a smaller
 -- setting make it read them again: rows that take over the TIDs VACUUM
 -- freed are not found at the fingerprints of the rows it removed
 SHOW simhash.tail_cache_size;
@@ -681,7 +682,7 @@ CREATE INDEX kept_fp ON kept USING hamming (fp) WITH (tail_limit = 100000);
 INSERT INTO kept SELECT 100000 + j * 100 + d, flip_bits(c.fp, d) FROM centers c, generate_series(0, 12) d;
 INSERT INTO kept SELECT 200000 + i, random_simhash() FROM generate_series(1, 1000) i;
 SELECT tail_entries, tail_pages FROM hamming_index_info('kept_fp');
-SELECT c.j, x.radius_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
 WHERE c.j <= 4 ORDER BY c.j;
 -- kept, the two full pages are not read again (the last, not full, is)
 SELECT index_pages($$SELECT count(*) FROM kept WHERE fp <~> '0123456789abcdef' <= 3$$) AS pages_kept \gset
@@ -689,7 +690,7 @@ SET simhash.tail_cache_size = 0;
 SELECT index_pages($$SELECT count(*) FROM kept WHERE fp <~> '0123456789abcdef' <= 3$$) - :pages_kept
   AS pages_not_read_again;
 RESET simhash.tail_cache_size;
-SELECT c.j, x.radius_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8]) x
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8]) x
 WHERE c.j <= 4 ORDER BY c.j;
 CREATE TEMP TABLE freed AS SELECT ctid AS c FROM kept WHERE id BETWEEN 100000 AND 199999;
 DELETE FROM kept WHERE id BETWEEN 100000 AND 199999;
@@ -697,18 +698,18 @@ VACUUM kept;
 SELECT merges AS merges_by_vacuum FROM hamming_index_info('kept_fp');
 INSERT INTO kept SELECT 300000 + i, random_simhash() FROM generate_series(1, 2000) i;
 SELECT count(*) > 0 AS freed_tids_taken_over FROM kept WHERE ctid IN (SELECT c FROM freed);
-SELECT c.j, x.radius_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
 WHERE c.j <= 4 ORDER BY c.j;
 -- with a setting too small for every page, and after a merge
 INSERT INTO kept SELECT 400000 + j * 100 + d, flip_bits(c.fp, d) FROM centers c, generate_series(0, 12) d;
 INSERT INTO kept SELECT 500000 + i, random_simhash() FROM generate_series(1, 1000) i;
 SET simhash.tail_cache_size = '64kB';
-SELECT c.j, x.radius_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8, 16]) x
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8, 16]) x
 WHERE c.j <= 4 ORDER BY c.j;
 RESET simhash.tail_cache_size;
 SELECT hamming_merge_tail('kept_fp') AS kept_merged;
 INSERT INTO kept SELECT 600000 + i, random_simhash() FROM generate_series(1, 2000) i;
-SELECT c.j, x.radius_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
 WHERE c.j <= 4 ORDER BY c.j;
 SET simhash.tail_cache_size = -1;
 DROP TABLE kept, freed;
