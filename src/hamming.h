@@ -5,7 +5,7 @@
  *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
  *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
  *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
- *	  hamming_utils.c, hamming_tail_cache.c, hamming128.c).
+ *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c).
  *
  * The index has two parts.  The probe tables hold every fingerprint of the
  * table four times, each copy sorted on a different 16-bit block of the
@@ -475,6 +475,12 @@ extern void hamming_scan_set_keys(IndexScanDesc scan, ScanKey keys, ScanKey orde
 /* hamming_probe.c */
 extern bool hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 						  HammingProbeMatch match, HammingProbeEmit emit, void *arg);
+
+/*
+ * hamming_near.c: the slots of the first n fingerprints whose distance to
+ * center lies in [lo, hi] (n at most 65,536), into slots; returns how many
+ */
+extern int	hamming_near_slots(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots);
 
 /* hamming_tail_cache.c: full tail pages, kept by a backend for its lookups */
 typedef struct HammingTailCache HammingTailCache;

@@ -33,94 +33,6 @@
 #define HAMMING_RING_STEP		2	/* bits by which an ordered scan's rings widen */
 #define HAMMING_TAIL_FIRST		32	/* the tail's nearest rows an ordered scan keeps first */
 
-/*
- * Eight entries at a time, with AVX-512's VPOPCNTQ, on x86-64 CPUs that
- * have it (chosen at the first page read); SIMHASH_NO_AVX512 builds
- * without (CI runs one build so, to test the loop used elsewhere).
- */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(SIMHASH_NO_AVX512) && \
-	(defined(__clang__) ? __clang_major__ >= 6 : __GNUC__ >= 7)	/* compilers that know VPOPCNTQ */
-#if __has_attribute(target)
-#define HAMMING_AVX512
-#include <immintrin.h>
-#endif
-#endif
-
-/*
- * The slots of the first n fingerprints of a page whose distance to center
- * lies in [lo, hi], into slots; returns how many.
- */
-typedef int (*HammingNearFn) (const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots);
-
-/* one at a time, from the first-th fingerprint, after found slots */
-static inline int
-near_slots_from(const uint64 *fps, int first, int n, simhash center, int lo, int hi, uint16 *slots, int found)
-{
-	int			i;
-
-	for (i = first; i < n; i++)
-	{
-		int			d = hamming_popcount(fps[i] ^ center);
-
-		if (d >= lo && d <= hi)
-			slots[found++] = (uint16) i;
-	}
-	return found;
-}
-
-HAMMING_POPCOUNT_CLONES
-static int
-near_slots_one_by_one(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
-{
-	return near_slots_from(fps, 0, n, center, lo, hi, slots, 0);
-}
-
-#ifdef HAMMING_AVX512
-__attribute__((target("avx512f,avx512vpopcntdq")))
-static int
-near_slots_avx512(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
-{
-	const __m512i vcenter = _mm512_set1_epi64((long long) center);
-	const __m512i vlo = _mm512_set1_epi64(lo);
-	const __m512i vhi = _mm512_set1_epi64(hi);
-	int			found = 0;
-	int			i;
-
-	for (i = 0; i + 8 <= n; i += 8)
-	{
-		__m512i		d = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(fps + i), vcenter));
-		__mmask8	near = _mm512_cmple_epu64_mask(d, vhi) & _mm512_cmpge_epu64_mask(d, vlo);
-
-		while (near != 0)
-		{
-			slots[found++] = (uint16) (i + __builtin_ctz(near));
-			near &= near - 1;
-		}
-	}
-	return near_slots_from(fps, i, n, center, lo, hi, slots, found);
-}
-#endif
-
-static HammingNearFn near_slots_fn = NULL;
-
-static inline int
-near_slots(const uint64 *fps, int n, simhash center, int lo, int hi, uint16 *slots)
-{
-	if (hi < 0 || hi < lo)
-		return 0;				/* no distance lies there */
-	lo = Max(lo, 0);
-	if (unlikely(near_slots_fn == NULL))
-	{
-		near_slots_fn = near_slots_one_by_one;
-#ifdef HAMMING_AVX512
-		__builtin_cpu_init();
-		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq"))
-			near_slots_fn = near_slots_avx512;
-#endif
-	}
-	return near_slots_fn(fps, n, center, lo, hi, slots);
-}
-
 static void
 make_room(HammingScanOpaque so, int n)
 {
@@ -162,7 +74,7 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 	{
 		/* near the first condition's center, then the others */
 		uint16		slots[HAMMING_PAGE_CAPACITY];
-		int			nnear = near_slots(fps, n, so->center[0], 0, so->radius[0], slots);
+		int			nnear = hamming_near_slots(fps, n, so->center[0], 0, so->radius[0], slots);
 		simhash		from = so->ordered ? so->query : so->center[0];
 		int			k;
 
@@ -282,7 +194,7 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 	int			floor = after ? after->distance : 0;
 	simhash		query = so->query;
 	uint16		slots[HAMMING_PAGE_CAPACITY];
-	int			nnear = near_slots(fps, nentries, query, floor, *cutoff, slots);
+	int			nnear = hamming_near_slots(fps, nentries, query, floor, *cutoff, slots);
 	int			k;
 
 	for (k = 0; k < nnear; k++)

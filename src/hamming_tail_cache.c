@@ -308,30 +308,13 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 	return true;
 }
 
-/* the values of bits bits within r bits of v, into out; their count */
-static int
-values_near(uint32 v, int bits, int r, uint32 *out)
-{
-	int			n = 0;
-	int			a;
-	int			b;
-
-	out[n++] = v;
-	for (a = 0; r >= 1 && a < bits; a++)
-	{
-		out[n++] = v ^ (1u << a);
-		for (b = a + 1; r >= 2 && b < bits; b++)
-			out[n++] = v ^ (1u << a) ^ (1u << b);
-	}
-	return n;
-}
-
 /*
- * Every kept entry within k bits of query with a TID (VACUUM may have
- * cleared none: tail entries are removed), each once, offered to match
- * and then emit as hamming_probe() offers rows of the tables: through the
- * lists of its blocks when each table's radius (hamming_table_radii) is at
- * most 2, else by reading every entry.  False when emit said stop.
+ * Every kept entry within k bits of query, each once, offered to match and
+ * then emit as hamming_probe() offers rows of the tables: through the lists
+ * of its blocks when each table's radius (hamming_table_radii) is at most 1
+ * (k <= 7: at most 17 lists a table), else by reading every entry (the
+ * lists of a larger radius cost more random reads than that).  False when
+ * emit said stop.
  */
 HAMMING_POPCOUNT_CLONES
 bool
@@ -345,24 +328,32 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 	memset(&hit, 0, sizeof(hit));
 	hamming_table_radii(radius, k);
 	for (j = 0; j < HAMMING_NTABLES; j++)
-		if (radius[j] > 2)
+		if (radius[j] > 1)
 			break;
 	if (j < HAMMING_NTABLES)
 	{
-		uint32		e;
+		uint16		slots[HAMMING_PAGE_CAPACITY];
+		uint32		first;
 
-		for (e = 0; e < tc->n; e++)
+		for (first = 0; first < tc->n; first += HAMMING_PAGE_CAPACITY)
 		{
-			int			d = hamming_popcount(tc->fps[e] ^ query);
+			int			n = (int) Min(tc->n - first, HAMMING_PAGE_CAPACITY);
+			int			nnear = hamming_near_slots(tc->fps + first, n, query, 0, k, slots);
+			int			i;
 
-			if ((e & 0xFFFF) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (d > k || !match(arg, tc->fps[e], d))
-				continue;
-			hit.tid = tc->tids[e];
-			hit.distance = d;
-			if (!emit(arg, &hit))
-				return false;
+			CHECK_FOR_INTERRUPTS();
+			for (i = 0; i < nnear; i++)
+			{
+				uint32		e = first + slots[i];
+				int			d = hamming_popcount(tc->fps[e] ^ query);
+
+				if (!ItemPointerIsValid(&tc->tids[e]) || !match(arg, tc->fps[e], d))
+					continue;
+				hit.tid = tc->tids[e];
+				hit.distance = d;
+				if (!emit(arg, &hit))
+					return false;
+			}
 		}
 		return true;
 	}
@@ -370,16 +361,15 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
 		uint32		qblock = block_of(query, j);
-		uint32		heads[1 + HAMMING_BLOCK_BITS + HAMMING_BLOCK_BITS * (HAMMING_BLOCK_BITS - 1) / 2];
-		int			nheads = values_near(qblock >> (HAMMING_BLOCK_BITS - tc->head_bits),
-										 tc->head_bits, radius[j], heads);
+		uint32		qhead = qblock >> (HAMMING_BLOCK_BITS - tc->head_bits);
 		int			h;
 
-		for (h = 0; h < nheads; h++)
+		/* the list of the query's top bits, then, at radius 1, each one flipped */
+		for (h = -1; h < (radius[j] == 1 ? tc->head_bits : 0); h++)
 		{
 			uint32		e;
 
-			for (e = tc->head[j][heads[h]]; e != CACHE_END; e = tc->link[j][e])
+			for (e = tc->head[j][h < 0 ? qhead : qhead ^ (1u << h)]; e != CACHE_END; e = tc->link[j][e])
 			{
 				uint64		fp = tc->fps[e];
 				int			d;
@@ -391,10 +381,8 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 				for (i = 0; i < j; i++)
 					if (hamming_popcount(block_of(fp, i) ^ block_of(query, i)) <= radius[i])
 						break;
-				if (i < j)
-					continue;
 				d = hamming_popcount(fp ^ query);
-				if (d > k || !match(arg, fp, d))
+				if (i < j || d > k || !ItemPointerIsValid(&tc->tids[e]) || !match(arg, fp, d))
 					continue;
 				hit.tid = tc->tids[e];
 				hit.distance = d;
