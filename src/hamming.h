@@ -406,6 +406,7 @@ typedef struct HammingScanOpaqueData
 	int			next_tail;		/* the first not in a ring yet */
 	int			tail_covered;	/* every row of the tail within this is in tail */
 	int			tail_cap;		/* rows of the tail kept by its last read */
+	bool		tail_unkept;	/* ordered: the tail pages this backend keeps do not hold it */
 	BlockNumber tail_pages;		/* the tail when read (a pass reads it again) */
 	double		tail_entries;
 
