@@ -406,7 +406,6 @@ typedef struct HammingScanOpaqueData
 	int			next_tail;		/* the first not in a ring yet */
 	int			tail_covered;	/* every row of the tail within this is in tail */
 	int			tail_cap;		/* rows of the tail kept by its last read */
-	bool		tail_unkept;	/* ordered: the tail pages this backend keeps do not hold it */
 	BlockNumber tail_pages;		/* the tail when read (a pass reads it again) */
 	double		tail_entries;
 
@@ -486,6 +485,7 @@ extern int	hamming_near_slots(const uint64 *fps, int n, simhash center, int lo, 
 /* hamming_tail_cache.c: full tail pages, kept by a backend for its lookups */
 typedef struct HammingTailCache HammingTailCache;
 extern HammingTailCache *hamming_tail_cache(Relation index, const HammingTables *tables);
+extern bool hamming_tail_cache_fits(const HammingTables *tables);
 extern bool hamming_tail_cache_has(const HammingTailCache *tc, BlockNumber blkno);
 extern bool hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno);
 extern bool hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,

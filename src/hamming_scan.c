@@ -365,17 +365,15 @@ collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
  * kept when full, their rows collected when not; then the kept pages' rows
  * within radius of center (until they outgrow the collector).  An ordered
  * scan's ring (center its query) takes the rows farther than the
- * collector's above bits and within radius.  False when a full page did not
- * fit in simhash.tail_cache_size (and was read).
+ * collector's above bits and within radius.
  */
-static bool
+static void
 tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash center, int radius)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	HammingHit	found[HAMMING_PAGE_CAPACITY];
 	BlockNumber pos;
 	BlockNumber blkno;
-	bool		all_kept = true;
 
 	for (pos = so->tables.pass_pages; hamming_pass_block(&so->tables, pos, &blkno); pos++)
 	{
@@ -390,21 +388,17 @@ tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash 
 		buffer = lock_pass_page(scan, pos, blkno);
 		page = BufferGetPage(buffer);
 		if (hamming_page_is(page, HAMMING_DATA) && !hamming_tail_cache_add(tc, page, blkno))
-		{
 			n = data_page_matches(so, page, blkno, found);
-			all_kept &= HammingPageGetOpaque(page)->nentries < HAMMING_PAGE_CAPACITY;
-		}
 		UnlockReleaseBuffer(buffer);
 		for (i = 0; i < n; i++)
 		{
 			if (so->ordered && (found[i].distance <= c->above || found[i].distance > radius))
 				continue;
 			if (!collector_emit(c, &found[i]))
-				return all_kept;
+				return;
 		}
 	}
 	hamming_tail_cache_probe(tc, center, radius, collector_match, collector_emit, c);
-	return all_kept;
 }
 
 /*
@@ -440,7 +434,7 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 		hamming_probe(scan->indexRelation, &so->tables, so->center[best], so->radius[best],
 					  collector_match, collector_emit, &c);
 		if (!c.overflow && tc)
-			(void) tail_from_cache(scan, tc, &c, so->center[best], so->radius[best]);
+			tail_from_cache(scan, tc, &c, so->center[best], so->radius[best]);
 		if (c.overflow)
 		{
 			so->nhits = 0;
@@ -535,19 +529,20 @@ next_ring(IndexScanDesc scan)
 		CHECK_FOR_INTERRUPTS();
 		if (!hamming_probe_pays(&so->tables, ring, so->tail_pages, so->tail_entries))
 			break;
-		if (!so->keep_pins && !so->tail_unkept && IsMVCCSnapshot(scan->xs_snapshot) &&
+		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot) &&
+			hamming_tail_cache_fits(&so->tables) &&
 			(tc = hamming_tail_cache(scan->indexRelation, &so->tables)) != NULL)
 		{
 			/*
 			 * The tail's rows of the ring through the pages this backend
-			 * keeps; when they do not hold the tail, the next rings read it
-			 * once for several, as below
+			 * keeps, when they can hold it (else each ring would read the
+			 * rest again: the rings read the tail once for several, below)
 			 */
 			collector_init(&c, so, so->ring, NULL);
 			hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
 						  collector_match, collector_emit, &c);
 			if (!c.overflow)
-				so->tail_unkept = !tail_from_cache(scan, tc, &c, so->query, ring);
+				tail_from_cache(scan, tc, &c, so->query, ring);
 		}
 		else
 		{
@@ -731,7 +726,6 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->probing = false;
 	so->ring = -1;
 	so->rings_over = false;
-	so->tail_unkept = false;
 	free_tail(so);
 }
 

@@ -1,12 +1,12 @@
 /*
  * hamming_tail_cache.c
  *	  The full tail pages of "hamming" indexes, kept by each backend for the
- *	  lookups that probe the tables.  Such a lookup finds its rows of the
- *	  tables in a few buckets, but reads every page of the tail, which grows
- *	  between merges; a backend that looks up an index again finds the tail
- *	  pages it read before here, with each entry listed under each of its
- *	  four 16-bit blocks, so that the tail costs a few lists, not a read of
- *	  every page.
+ *	  lookups that probe the tables (and the rings of ordered scans).  Such a
+ *	  lookup finds its rows of the tables in a few buckets, but reads every
+ *	  page of the tail, which grows between merges; a backend that looks up
+ *	  an index again finds the tail pages it read before here, with each
+ *	  entry listed under each of its four 16-bit blocks, so that the tail
+ *	  costs a few lists, not a read of every page.
  *
  *	  A full tail page does not change until VACUUM removes entries from it
  *	  or a merge replaces it: appends go to pages with room.  VACUUM counts
@@ -219,6 +219,14 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 	tc->next = caches;
 	caches = tc;
 	return tc;
+}
+
+/* could simhash.tail_cache_size hold the whole tail of the view? */
+bool
+hamming_tail_cache_fits(const HammingTables *tables)
+{
+	return (double) hamming_tail_pages(tables) * HAMMING_PAGE_CAPACITY * CACHE_ENTRY_BYTES <=
+		(double) simhash_tail_cache_kb * 1024;
 }
 
 /* is the page at blkno kept? */
