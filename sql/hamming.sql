@@ -711,7 +711,10 @@ SELECT hamming_merge_tail('kept_fp') AS kept_merged;
 INSERT INTO kept SELECT 600000 + i, random_simhash() FROM generate_series(1, 2000) i;
 SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
 WHERE c.j <= 4 ORDER BY c.j;
+-- a negative size is refused (22023; the message's wording is PostgreSQL's)
+\set VERBOSITY sqlstate
 SET simhash.tail_cache_size = -1;
+\set VERBOSITY default
 DROP TABLE kept, freed;
 
 -- what the method refuses
