@@ -237,8 +237,9 @@ hamming_tail_cache_has(const HammingTailCache *tc, BlockNumber blkno)
 }
 
 /*
- * Keep a tail page read (share-locked) at blkno, if it is full and fits in
- * simhash.tail_cache_size; false if not (the scan reads it itself).
+ * Keep a tail page of fingerprints read (share-locked, checked) at blkno, if
+ * it is full and fits in simhash.tail_cache_size; false if not (the scan
+ * reads it itself).
  */
 bool
 hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
@@ -249,8 +250,7 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 	int			i;
 	int			j;
 
-	if (n != HAMMING_PAGE_CAPACITY || !hamming_page_is(page, HAMMING_DATA) ||
-		hamming_page_is(page, HAMMING_SORTED | HAMMING_WIDE))
+	if (n != HAMMING_PAGE_CAPACITY)
 		return false;
 
 	/* room first: nothing below fails, so the lists and the bits always agree */
@@ -316,6 +316,21 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 	return true;
 }
 
+/* entry e, at distance d from the query: to match, then to emit; false when emit said stop */
+static inline bool
+offer_entry(const HammingTailCache *tc, uint32 e, int d, HammingProbeMatch match, HammingProbeEmit emit,
+			void *arg)
+{
+	HammingHit	hit;
+
+	if (!ItemPointerIsValid(&tc->tids[e]) || !match(arg, tc->fps[e], d))
+		return true;
+	memset(&hit, 0, sizeof(hit));
+	hit.tid = tc->tids[e];
+	hit.distance = d;
+	return emit(arg, &hit);
+}
+
 /*
  * Every kept entry within k bits of query, each once, offered to match and
  * then emit as hamming_probe() offers rows of the tables: through the lists
@@ -330,10 +345,9 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 						 HammingProbeMatch match, HammingProbeEmit emit, void *arg)
 {
 	int			radius[HAMMING_NTABLES];
+	uint32		qblock[HAMMING_NTABLES];
 	int			j;
-	HammingHit	hit;
 
-	memset(&hit, 0, sizeof(hit));
 	hamming_table_radii(radius, k);
 	for (j = 0; j < HAMMING_NTABLES; j++)
 		if (radius[j] > 1)
@@ -353,13 +367,8 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 			for (i = 0; i < nnear; i++)
 			{
 				uint32		e = first + slots[i];
-				int			d = hamming_popcount(tc->fps[e] ^ query);
 
-				if (!ItemPointerIsValid(&tc->tids[e]) || !match(arg, tc->fps[e], d))
-					continue;
-				hit.tid = tc->tids[e];
-				hit.distance = d;
-				if (!emit(arg, &hit))
+				if (!offer_entry(tc, e, hamming_popcount(tc->fps[e] ^ query), match, emit, arg))
 					return false;
 			}
 		}
@@ -367,9 +376,10 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 	}
 
 	for (j = 0; j < HAMMING_NTABLES; j++)
+		qblock[j] = block_of(query, j);
+	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
-		uint32		qblock = block_of(query, j);
-		uint32		qhead = qblock >> (HAMMING_BLOCK_BITS - tc->head_bits);
+		uint32		qhead = qblock[j] >> (HAMMING_BLOCK_BITS - tc->head_bits);
 		int			h;
 
 		/* the list of the query's top bits, then, at radius 1, each one flipped */
@@ -383,18 +393,16 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 				int			d;
 				int			i;
 
-				if (hamming_popcount(block_of(fp, j) ^ qblock) > radius[j])
+				if (hamming_popcount(block_of(fp, j) ^ qblock[j]) > radius[j])
 					continue;
 				/* found in an earlier table */
 				for (i = 0; i < j; i++)
-					if (hamming_popcount(block_of(fp, i) ^ block_of(query, i)) <= radius[i])
+					if (hamming_popcount(block_of(fp, i) ^ qblock[i]) <= radius[i])
 						break;
 				d = hamming_popcount(fp ^ query);
-				if (i < j || d > k || !ItemPointerIsValid(&tc->tids[e]) || !match(arg, fp, d))
+				if (i < j || d > k)
 					continue;
-				hit.tid = tc->tids[e];
-				hit.distance = d;
-				if (!emit(arg, &hit))
+				if (!offer_entry(tc, e, d, match, emit, arg))
 					return false;
 			}
 		}
