@@ -127,6 +127,18 @@ typedef struct HammingPageOpaqueData
 
 typedef HammingPageOpaqueData *HammingPageOpaque;
 
+/*
+ * Generations: a merge's pages carry its number, 1 .. 65535 and round
+ * again; 0 is none (the tables that CREATE INDEX wrote, tail pages written
+ * without one).  Does a page of generation gen come from a merge after the
+ * one of a view's tables (view)?
+ */
+static inline bool
+hamming_gen_after(uint16 gen, uint16 view)
+{
+	return gen != 0 && (view == 0 || (int16) (gen - view) > 0);
+}
+
 #define HammingPageGetOpaque(page) ((HammingPageOpaque) PageGetSpecialPointer(page))
 #define HammingPageContents(page)	((char *) (page) + MAXALIGN(SizeOfPageHeaderData))
 
@@ -245,11 +257,19 @@ typedef struct HammingMetaPageData
 	BlockNumber more_insert_page[HAMMING_INSERT_SLOTS - 1];
 
 	/*
-	 * VACUUMs that removed entries from tail pages, counted before they did
-	 * (0 in an index written before it was counted): backends keep full tail
+	 * Tail pages that VACUUM removed entries from, counted after each (0 in
+	 * an index written before it was counted): backends keep full tail
 	 * pages until it changes (hamming_tail_cache.c)
 	 */
 	uint32		tail_epoch;
+
+	/*
+	 * The tables' identity: set by each build and each merge to a number
+	 * this index never had before (hamming_new_tables_id; 0 in an index
+	 * written before it was kept, until its first merge).  What backends
+	 * keep of an index (block maps, tail pages) is found again by it.
+	 */
+	uint64		tables_id;
 } HammingMetaPageData;
 
 #define HammingPageGetMeta(page) ((HammingMetaPageData *) HammingPageContents(page))
@@ -329,7 +349,7 @@ typedef struct HammingTables
 	/* the block map of a merged index: its pages, the merge that wrote it */
 	uint32		nmap;
 	BlockNumber map_page[HAMMING_MAX_MAP_PAGES];
-	FullTransactionId merged;
+	uint64		tables_id;		/* the metapage's then */
 	BlockNumber *map;			/* logical page -> block; NULL: the same number */
 	struct HammingMapRef *map_ref;	/* where map is this backend's (hamming_map.c) */
 	BlockNumber tail_start;		/* first page of the open end of the tail */
@@ -443,6 +463,7 @@ extern int	hamming_similar_radius(Relation index);
 extern int	hamming_tail_limit(Relation index);
 extern void hamming_init_page(Page page, uint16 kind);
 extern void hamming_init_metapage(Page page);
+extern uint64 hamming_new_tables_id(uint64 previous);
 extern Buffer hamming_new_buffer(Relation index);
 extern void hamming_check_page(Relation index, Page page, BlockNumber blkno);
 extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
@@ -457,6 +478,8 @@ extern BlockNumber hamming_table_block(const HammingTables *tables, BlockNumber 
 extern void hamming_read_tables(Relation index, HammingTables *tables);
 extern void hamming_reread_tables(Relation index, HammingTables *tables);
 extern void hamming_free_tables(HammingTables *tables);
+extern bool *hamming_used_blocks(Relation index, const HammingMetaPageData *meta, BlockNumber n);
+extern BlockNumber hamming_record_unused(Relation index);
 extern void hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
 									 BlockNumber blkno, uint16 kind);
 extern bool hamming_pass_block(const HammingTables *tables, BlockNumber pos, BlockNumber *blkno);

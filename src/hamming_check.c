@@ -23,7 +23,10 @@
  *	    amcheck's heapallindexed does), so a missing entry is found with
  *	    high probability, not certainty.
  *	  A violation is an error with SQLSTATE XX002 (index_corrupted) naming
- *	  the block and what was expected.
+ *	  the block and what was expected.  Blocks that nothing uses and that
+ *	  the free space map does not list (taken by a merge that failed, or
+ *	  lost by a crash, until the next VACUUM or merge lists them) are
+ *	  reported in a notice.
  */
 #include "hamming.h"
 
@@ -36,6 +39,8 @@
 #include "common/pg_prng.h"
 #include "lib/bloomfilter.h"
 #include "miscadmin.h"
+#include "access/xlog.h"
+#include "storage/freespace.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/snapmgr.h"
@@ -384,6 +389,43 @@ check_tail(CheckState *cs)
 	}
 }
 
+/*
+ * Blocks that nothing uses and the free space map does not list: reported
+ * (a merge may run meanwhile and take some; a standby's map is not kept)
+ */
+static void
+check_unlisted(CheckState *cs)
+{
+	Buffer		buffer = check_read(cs, HAMMING_METAPAGE_BLKNO);
+	HammingMetaPageData *meta = palloc(sizeof(HammingMetaPageData));
+	BlockNumber n;
+	BlockNumber blkno;
+	BlockNumber first = InvalidBlockNumber;
+	BlockNumber unlisted = 0;
+	bool	   *used;
+
+	memcpy(meta, HammingPageGetMeta(BufferGetPage(buffer)), sizeof(HammingMetaPageData));
+	n = RelationGetNumberOfBlocks(cs->index);
+	UnlockReleaseBuffer(buffer);
+	if (RecoveryInProgress())
+		return;
+	used = hamming_used_blocks(cs->index, meta, n);
+	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < n; blkno++)
+		if (!used[blkno] && GetRecordedFreeSpace(cs->index, blkno) == 0)
+		{
+			if (unlisted++ == 0)
+				first = blkno;
+		}
+	if (unlisted > 0)
+		ereport(NOTICE,
+				(errmsg("index \"%s\" has %u unused pages that the free space map does not list",
+						RelationGetRelationName(cs->index), unlisted),
+				 errdetail("The first is block %u of %u.", first, n),
+				 errhint("VACUUM the table: it lists them for reuse.")));
+	pfree(used);
+	pfree(meta);
+}
+
 /* each row of the heap that the snapshot sees: is it in the filter? */
 static void
 check_heap_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
@@ -442,6 +484,7 @@ hamming_index_check(PG_FUNCTION_ARGS)
 	}
 	check_metapage(&cs);
 	check_tail(&cs);
+	check_unlisted(&cs);
 	hamming_free_tables(&cs.tables);
 
 	indexInfo = BuildIndexInfo(index);

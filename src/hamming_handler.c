@@ -131,7 +131,7 @@ hamming_handler(PG_FUNCTION_ARGS)
 	am->ampredlocks = false;
 	am->amcanparallel = false;
 	am->amcaninclude = false;
-	am->amusemaintenanceworkmem = false;
+	am->amusemaintenanceworkmem = true;	/* merges in the cleanup sort within it */
 	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
 	am->amkeytype = InvalidOid;
 

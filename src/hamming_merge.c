@@ -29,9 +29,12 @@
  *	     written (stream_next_entry, stream_next_key): a merge sorts the
  *	     tail, not the index.  An index without tables (or whose table 0 is
  *	     out of order) has every entry sorted instead.
- *	  4. Under the metapage's exclusive lock it publishes the new tables and
- *	     the tail behind the hole, and records what they replace (the old
- *	     tables and the consumed pages) with the next transaction ID.
+ *	  4. Under the metapage's exclusive lock it publishes the new tables
+ *	     (with an identity the index never had: hamming_new_tables_id) and
+ *	     the tail behind the hole, records what they replace (the old
+ *	     tables and the consumed pages) with the next transaction ID, and
+ *	     flushes the WAL up to that record: a merge writes no transaction
+ *	     ID, so no commit would.
  *
  *	  Those pages are reused, through the free space map, by a later merge,
  *	  once no snapshot that could have read the old metapage is left (as
@@ -41,7 +44,9 @@
  *	  change goes through generic WAL.  A merge that fails (cancelled, out of
  *	  memory, a crash) leaves the metapage saying so: the tail it had begun
  *	  to consume stays the tail, and the next merge turns the hole into
- *	  empty retired pages first.  A merge runs under the table's
+ *	  empty retired pages first; the free pages it took are given back to
+ *	  the free space map by the next merge or VACUUM, which record every
+ *	  block that nothing uses (hamming_map.c).  A merge runs under the table's
  *	  ShareUpdateExclusiveLock, as VACUUM does, so that it is not concurrent
  *	  with another merge nor with a bulk delete: in VACUUM's cleanup, in an
  *	  insert that finds the tail over tail_limit (when it gets the lock at
@@ -276,13 +281,14 @@ extend_index(Relation index, BlockNumber first, BlockNumber count)
 #endif
 }
 
-/* a tail page consumed, or a failed merge's reserved block: empty and retired */
+/* a failed merge's reserved block: empty and retired, a tail page of the tables of gen */
 static void
-retire_empty(MergeState *ms, BlockNumber blkno)
+retire_empty(MergeState *ms, BlockNumber blkno, uint16 gen)
 {
 	PGAlignedBlock block;
 
 	hamming_init_page(block.data, HAMMING_DATA | HAMMING_RETIRED);
+	HammingPageGetOpaque(block.data)->gen = gen;
 	put_page(ms, blkno, block.data);
 }
 
@@ -298,6 +304,7 @@ close_failed_merge(MergeState *ms)
 	HammingMetaPageData *meta = HammingPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber start = meta->hole_start;
 	BlockNumber end = meta->hole_end;
+	uint16		gen = (uint16) meta->gen;
 	bool		failed = meta->version >= 3 && meta->merging;
 	GenericXLogState *xlog;
 	BlockNumber blkno;
@@ -308,7 +315,7 @@ close_failed_merge(MergeState *ms)
 	for (blkno = start; blkno < end; blkno++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		retire_empty(ms, blkno);
+		retire_empty(ms, blkno, gen);
 	}
 	metabuf = hamming_lock_page(ms->index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
 	xlog = GenericXLogStart(ms->index);
@@ -599,6 +606,7 @@ consume(MergeState *ms, BlockNumber blkno)
 		xlog = GenericXLogStart(ms->index);
 		page = GenericXLogRegisterBuffer(xlog, buffer, GENERIC_XLOG_FULL_IMAGE);
 		hamming_init_page(page, HAMMING_DATA | HAMMING_RETIRED);
+		HammingPageGetOpaque(page)->gen = ms->tables->gen;
 		GenericXLogFinish(xlog);
 		UnlockReleaseBuffer(buffer);
 		return;
@@ -706,6 +714,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	BlockNumber blkno;
 	bool		fits;
 	bool		was_mapped;
+	XLogRecPtr	published;
 	uint32		r;
 	Size		i;
 
@@ -718,6 +727,8 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	ms.index = index;
 	ms.strategy = strategy;
 	close_failed_merge(&ms);
+	/* pages that a merge took and did not write (it failed), for this one */
+	hamming_record_unused(index);
 
 	/* worth it? the tail against the tables, in entries at most (the metapage only) */
 	hamming_describe_tables(index, &tables);
@@ -756,7 +767,10 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
 	memcpy(meta, HammingPageGetMeta(BufferGetPage(metabuf)), sizeof(HammingMetaPageData));
 	UnlockReleaseBuffer(metabuf);
+	/* 1 .. 65535 and round again: 0 is no generation */
 	ms.gen = (uint16) (meta->next_gen + 1);
+	if (ms.gen == 0)
+		ms.gen = 1;
 	need = hamming_merge_pages(tables.pass_pages + tail_pages);
 	ms.blocks = palloc_extended(need * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
 	nfree = 0;
@@ -823,7 +837,7 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	 * and the tail, which starts after them, is where inserts extend it.
 	 */
 	if (need > nfree)
-		retire_empty(&ms, reserved - 1);
+		retire_empty(&ms, reserved - 1, (uint16) meta->gen);
 	xlog = GenericXLogStart(index);
 	meta = hamming_meta_for_write(GenericXLogRegisterBuffer(xlog, metabuf, 0));
 	meta->version = HAMMING_VERSION;
@@ -915,11 +929,15 @@ hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by)
 	meta->nmap = fresh->nmap;
 	memcpy(meta->map_page, fresh->map_page, fresh->nmap * sizeof(BlockNumber));
 	meta->gen = ms.gen;
+	meta->tables_id = hamming_new_tables_id(meta->tables_id);
 	meta->tail_start = reserved;
 	meta->merging = 0;
 	meta->hole_start = meta->hole_end = 0;
-	GenericXLogFinish(xlog);
+	published = GenericXLogFinish(xlog);
 	UnlockReleaseBuffer(metabuf);
+	/* durable when the merge returns, though it wrote no transaction ID */
+	if (!XLogRecPtrIsInvalid(published))
+		XLogFlush(published);
 
 	/* blocks taken but not written: no view reads them */
 	for (i = ms.used; i < ms.nblocks; i++)

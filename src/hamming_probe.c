@@ -40,17 +40,18 @@ block_distance(uint64 x, int j)
 
 /*
  * Logical page lblk of the tables in a stream, pinned (the previous page of
- * the stream is released).  Pages of the probe tables do not change while
- * a view can read them, but for the TIDs of table 0, which VACUUM may
- * clear: table 0 is read under a share lock (a bucket's part of a page
- * copied at once in probe_bucket; table0_fingerprint, emit_table0), the
- * other pages without.  So the page's kind and
- * generation, which never change in that time, are checked without a lock.
+ * the stream is released) and share-locked, its kind and generation
+ * checked under the lock; the caller unlocks it once it copied what it
+ * reads.  Pages of the probe tables do not change while a view can read
+ * them, but for the TIDs of table 0, which VACUUM may clear, and but on a
+ * standby, whose redo may reuse a page that a query older than the
+ * primary's snapshots still reads: the check under each lock finds that.
  */
 static Page
-pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber lblk, uint16 kind)
+locked_page(ProbeState *ps, PinnedPage *pp, BlockNumber lblk, uint16 kind)
 {
 	BlockNumber blkno = hamming_table_block(ps->tables, lblk);
+	Page		page;
 
 	if (pp->blkno != blkno)
 	{
@@ -58,9 +59,17 @@ pinned_page(ProbeState *ps, PinnedPage *pp, BlockNumber lblk, uint16 kind)
 			ReleaseBuffer(pp->buffer);
 		pp->buffer = ReadBuffer(ps->index, blkno);
 		pp->blkno = blkno;
-		hamming_check_table_page(ps->index, ps->tables, BufferGetPage(pp->buffer), blkno, kind);
 	}
-	return BufferGetPage(pp->buffer);
+	LockBuffer(pp->buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(pp->buffer);
+	hamming_check_table_page(ps->index, ps->tables, page, blkno, kind);
+	return page;
+}
+
+static inline void
+unlock_page(PinnedPage *pp)
+{
+	LockBuffer(pp->buffer, BUFFER_LOCK_UNLOCK);
 }
 
 static void
@@ -81,25 +90,25 @@ release_pages(ProbeState *ps)
 static uint32
 directory_entry(ProbeState *ps, int j, uint32 bucket)
 {
-	Page		page = pinned_page(ps, &ps->directory[j],
+	Page		page = locked_page(ps, &ps->directory[j],
 								   ps->tables->dir_start[j] + bucket / HAMMING_DIRECTORY_CAPACITY,
 								   HAMMING_DIRECTORY);
+	uint32		entry = HammingPageDirectory(page)[bucket % HAMMING_DIRECTORY_CAPACITY];
 
-	return HammingPageDirectory(page)[bucket % HAMMING_DIRECTORY_CAPACITY];
+	unlock_page(&ps->directory[j]);
+	return entry;
 }
 
 /* the fingerprint of entry i of table 0 */
 static uint64
 table0_fingerprint(ProbeState *ps, uint32 i)
 {
-	Page		page = pinned_page(ps, &ps->entries[0],
+	Page		page = locked_page(ps, &ps->entries[0],
 								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
 								   HAMMING_SORTED);
-	uint64		fp;
+	uint64		fp = HammingPageFingerprints(page)[i % HAMMING_PAGE_CAPACITY];
 
-	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
-	fp = HammingPageFingerprints(page)[i % HAMMING_PAGE_CAPACITY];
-	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
+	unlock_page(&ps->entries[0]);
 	return fp;
 }
 
@@ -123,14 +132,12 @@ emit_hit(ProbeState *ps, const ItemPointerData *tid, int distance, uint32 slot)
 static void
 emit_table0(ProbeState *ps, uint32 i, int distance)
 {
-	Page		page = pinned_page(ps, &ps->entries[0],
+	Page		page = locked_page(ps, &ps->entries[0],
 								   ps->tables->table_start[0] + i / HAMMING_PAGE_CAPACITY,
 								   HAMMING_SORTED);
-	ItemPointerData tid;
+	ItemPointerData tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
 
-	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
-	tid = HammingPageTids(page)[i % HAMMING_PAGE_CAPACITY];
-	LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
+	unlock_page(&ps->entries[0]);
 	emit_hit(ps, &tid, distance, i % HAMMING_PAGE_CAPACITY);
 }
 
@@ -165,12 +172,15 @@ static uint64
 table_key(ProbeState *ps, int j, uint32 i)
 {
 	Page		page;
+	uint64		key;
 
 	if (j == 0)
 		return table0_fingerprint(ps, i);
-	page = pinned_page(ps, &ps->entries[j],
+	page = locked_page(ps, &ps->entries[j],
 					   ps->tables->table_start[j] + i / HAMMING_KEYS_CAPACITY, HAMMING_KEYS);
-	return HammingPageKeys(page)[i % HAMMING_KEYS_CAPACITY];
+	key = HammingPageKeys(page)[i % HAMMING_KEYS_CAPACITY];
+	unlock_page(&ps->entries[j]);
+	return key;
 }
 
 /*
@@ -247,7 +257,7 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 		if (j == 0)
 		{
 			/* this page's part of the bucket, copied under one share lock */
-			Page		page = pinned_page(ps, &ps->entries[0],
+			Page		page = locked_page(ps, &ps->entries[0],
 										   t->table_start[0] + i / HAMMING_PAGE_CAPACITY,
 										   HAMMING_SORTED);
 			uint64		fps[HAMMING_PAGE_CAPACITY];
@@ -256,10 +266,9 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 			uint32		n = Min(HAMMING_PAGE_CAPACITY - first, end - i);
 			uint32		s;
 
-			LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_SHARE);
 			memcpy(fps, HammingPageFingerprints(page) + first, n * sizeof(uint64));
 			memcpy(tids, HammingPageTids(page) + first, n * sizeof(ItemPointerData));
-			LockBuffer(ps->entries[0].buffer, BUFFER_LOCK_UNLOCK);
+			unlock_page(&ps->entries[0]);
 			i += n;
 			for (s = 0; s < n && !ps->stopped; s++)
 			{
@@ -282,13 +291,16 @@ probe_bucket(ProbeState *ps, int j, uint32 bucket)
 		}
 		else
 		{
-			Page		page = pinned_page(ps, &ps->entries[j],
+			Page		page = locked_page(ps, &ps->entries[j],
 										   t->table_start[j] + i / HAMMING_KEYS_CAPACITY,
 										   HAMMING_KEYS);
-			const uint64 *keys = HammingPageKeys(page);
+			uint64		keys[HAMMING_KEYS_CAPACITY];
 			uint32		slot = i % HAMMING_KEYS_CAPACITY;
 			uint32		last = Min(HAMMING_KEYS_CAPACITY, slot + (end - i));
 
+			/* this page's part of the bucket, copied under the lock */
+			memcpy(keys + slot, HammingPageKeys(page) + slot, (last - slot) * sizeof(uint64));
+			unlock_page(&ps->entries[j]);
 			i += last - slot;
 			for (; slot < last && !ps->stopped; slot++)
 			{

@@ -10,23 +10,26 @@
  *
  *	  A full tail page does not change until VACUUM removes entries from it
  *	  or a merge replaces it: appends go to pages with room.  VACUUM counts
- *	  its removals from tail pages in the metapage (tail_epoch) before it
- *	  makes them, and a merge changes the tables' generation, so the pages
- *	  kept for an index are those of one (relfilenode, merge, generation,
- *	  epoch), and are dropped when a scan's view shows another (REINDEX and
- *	  TRUNCATE give the index a new relfilenode).  A scan that
- *	  took its view before VACUUM counted may still use them: it could have
- *	  read those pages before VACUUM changed them too, and its snapshot does
- *	  not see a row that later takes over a freed TID.  Scans that need the
- *	  page of a returned row pinned (index-only scans, non-MVCC snapshots)
- *	  do not use the cache (hamming_scan.c).  Pages that entered the tail
- *	  after a scan's view are kept too; their rows came after the scan's
- *	  snapshot.
+ *	  in the metapage (tail_epoch) each tail page it removed entries from,
+ *	  after it did, and each build and merge gives the tables an identity
+ *	  that the index never had before, so the pages kept for an index are
+ *	  those of one (relfilenode, tables, epoch), and are dropped when a
+ *	  scan's view shows another.  Every page is copied after the view of
+ *	  the scan that keeps it was read: a removal counted at or before that
+ *	  view had been made, so the copy lacks the removed entries; a removal
+ *	  made after the copy is counted after it, so scans whose view comes
+ *	  later do not use the copy.  A scan whose view came before a count may
+ *	  use a copy made before that removal: its snapshot does not see a row
+ *	  that takes over a TID freed after the view.  Scans that need the page
+ *	  of a returned row pinned (index-only scans, non-MVCC snapshots) do not
+ *	  use the cache (hamming_scan.c).  Pages that entered the tail after a
+ *	  scan's view are kept too; their rows came after the scan's snapshot.
  *
- *	  Memory: simhash.tail_cache_size in all, per backend (46 bytes an entry
- *	  at most, for at most CACHE_INDEXES indexes); the pages of
- *	  the least recently used indexes make room for others, and a page that
- *	  does not fit is read as before.
+ *	  Memory: simhash.tail_cache_size in all, per backend, entries and the
+ *	  heads of their lists (46 bytes an entry at most, for at most
+ *	  CACHE_INDEXES indexes); the pages of the least recently used indexes
+ *	  make room for others, and a page that does not fit is read by the
+ *	  scan itself.
  */
 #include "settings.h"
 #include "hamming.h"
@@ -58,8 +61,7 @@ struct HammingTailCache
 	struct HammingTailCache *next;
 	Oid			relid;
 	Oid			relfilenode;
-	FullTransactionId merged;
-	uint16		gen;
+	uint64		tables_id;
 	uint32		epoch;
 	MemoryContext cxt;
 	/* the blocks kept: a bit each */
@@ -78,7 +80,17 @@ struct HammingTailCache
 int			simhash_tail_cache_kb = 16384;
 
 static HammingTailCache *caches;	/* the most recently used first */
-static Size cache_bytes;		/* the entries' room, in all caches */
+static Size cache_bytes;		/* the entries' room and the lists' heads, in all caches */
+
+/* the memory of the lists' heads at bits bits */
+#define HEADS_BYTES(bits)	(HAMMING_NTABLES * (sizeof(uint32) << (bits)))
+
+/* the memory counted for tc */
+static inline Size
+tc_bytes(const HammingTailCache *tc)
+{
+	return (Size) tc->room * CACHE_ENTRY_BYTES + HEADS_BYTES(tc->head_bits);
+}
 
 static void
 drop_cache(HammingTailCache **link)
@@ -86,23 +98,24 @@ drop_cache(HammingTailCache **link)
 	HammingTailCache *tc = *link;
 
 	*link = tc->next;
-	cache_bytes -= (Size) tc->room * CACHE_ENTRY_BYTES;
+	cache_bytes -= tc_bytes(tc);
 	MemoryContextDelete(tc->cxt);
 }
 
 /*
- * Room for want entries of tc within simhash.tail_cache_size, making it by
- * dropping the least recently used other indexes' pages if need be; else
- * as many as fit, if at least need do; else 0.
+ * Room for want entries of tc, with lists' heads of head_bits bits, within
+ * simhash.tail_cache_size, making it by dropping the least recently used
+ * other indexes' pages if need be; else as many as fit, if at least need
+ * do; else 0.
  */
 static uint32
-fit_room(const HammingTailCache *tc, uint32 need, uint32 want)
+fit_room(const HammingTailCache *tc, uint32 need, uint32 want, int head_bits)
 {
 	Size		limit = (Size) simhash_tail_cache_kb * 1024;
 
 	for (;;)
 	{
-		Size		others = cache_bytes - (Size) tc->room * CACHE_ENTRY_BYTES;
+		Size		others = cache_bytes - tc_bytes(tc) + HEADS_BYTES(head_bits);
 		Size		fits = limit > others ? (limit - others) / CACHE_ENTRY_BYTES : 0;
 		HammingTailCache **link;
 		HammingTailCache **last = NULL;
@@ -153,6 +166,7 @@ relink(HammingTailCache *tc, int bits)
 
 	for (j = 0; j < HAMMING_NTABLES; j++)
 		head[j] = MemoryContextAlloc(tc->cxt, sizeof(uint32) << bits);
+	cache_bytes += HEADS_BYTES(bits) - (tc->head[0] ? HEADS_BYTES(tc->head_bits) : 0);
 	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
 		if (tc->head[j])
@@ -186,8 +200,7 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 		if (tc->relid != RelationGetRelid(index))
 			continue;
 		if (tc->relfilenode == index->rd_rel->relfilenode &&
-			FullTransactionIdEquals(tc->merged, tables->merged) &&
-			tc->gen == tables->gen && tc->epoch == tables->tail_epoch)
+			tc->tables_id == tables->tables_id && tc->epoch == tables->tail_epoch)
 		{
 			/* the most recently used first */
 			*link = tc->next;
@@ -212,8 +225,7 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 	tc->cxt = cxt;
 	tc->relid = RelationGetRelid(index);
 	tc->relfilenode = index->rd_rel->relfilenode;
-	tc->merged = tables->merged;
-	tc->gen = tables->gen;
+	tc->tables_id = tables->tables_id;
 	tc->epoch = tables->tail_epoch;
 	relink(tc, CACHE_MIN_HEAD_BITS);
 	tc->next = caches;
@@ -247,22 +259,38 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 	const uint64 *fps = HammingPageFingerprints(page);
 	const ItemPointerData *tids = HammingPageTids(page);
 	int			n = HammingPageGetOpaque(page)->nentries;
+	uint32		room;
+	int			bits;
 	int			i;
 	int			j;
 
 	if (n != HAMMING_PAGE_CAPACITY)
 		return false;
 
-	/* room first: nothing below fails, so the lists and the bits always agree */
-	if (tc->n + n > tc->room)
-	{
-		uint32		room;
+	/* lists of about two entries each, at most a list per value */
+	bits = tc->head_bits;
+	while (bits < HAMMING_BLOCK_BITS && tc->n + n > (2u << bits))
+		bits++;
 
-		if (tc->room >= CACHE_MAX_ENTRIES / 2)
+	/* room first: nothing below fails, so the lists and the bits always agree */
+	if (tc->n + n > tc->room || bits != tc->head_bits)
+	{
+		uint32		want = tc->room;
+
+		if (tc->n + n > tc->room)
+		{
+			if (tc->room >= CACHE_MAX_ENTRIES / 2)
+				return false;
+			want = Max(tc->room * 2, 16 * HAMMING_PAGE_CAPACITY);
+		}
+		room = fit_room(tc, tc->n + n, want, bits);
+		if (room == 0 || room < tc->room)
 			return false;
-		room = fit_room(tc, tc->n + n, Max(tc->room * 2, 16 * HAMMING_PAGE_CAPACITY));
-		if (room == 0)
-			return false;
+	}
+	else
+		room = tc->room;
+	if (room != tc->room)
+	{
 		if (tc->room == 0)
 		{
 			tc->fps = MemoryContextAllocHuge(tc->cxt, room * sizeof(uint64));
@@ -295,16 +323,8 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 		}
 		tc->kept_blocks = blocks;
 	}
-
-	/* lists of about two entries each, at most a list per value */
-	if (tc->head_bits < HAMMING_BLOCK_BITS && tc->n + n > (2u << tc->head_bits))
-	{
-		int			bits = tc->head_bits;
-
-		while (bits < HAMMING_BLOCK_BITS && tc->n + n > (2u << bits))
-			bits++;
+	if (bits != tc->head_bits)
 		relink(tc, bits);
-	}
 
 	for (i = 0; i < n; i++)
 	{

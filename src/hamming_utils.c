@@ -14,6 +14,7 @@
 #include "access/reloptions.h"
 #include "access/relscan.h"
 #include "access/table.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
@@ -119,7 +120,29 @@ hamming_init_metapage(Page page)
 	hamming_clear_insert_pages(meta);
 	meta->nfree = 0;
 	meta->tail_start = HAMMING_METAPAGE_BLKNO + 1;
+	meta->tables_id = hamming_new_tables_id(0);
 	((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
+}
+
+/*
+ * An identity for new tables of an index whose tables had previous: above
+ * it, above every identity this backend gave before, and at least the WAL
+ * insert position.  A backend keeps what it read of an index under the
+ * index's relfilenode and this number; a build in place (TRUNCATE of a
+ * table created in the same transaction) keeps the relfilenode and starts
+ * from a new metapage, but only the backend whose transaction created the
+ * relfilenode can do that, and this backend's identities never repeat.
+ */
+uint64
+hamming_new_tables_id(uint64 previous)
+{
+	static uint64 last_given = 0;
+	uint64		id = Max(previous, last_given) + 1;
+
+	if (!RecoveryInProgress())
+		id = Max(id, (uint64) GetXLogInsertRecPtr());
+	last_given = id;
+	return id;
 }
 
 /* a new page at the end of the index, pinned and exclusively locked */
@@ -264,7 +287,6 @@ hamming_describe_tables(Relation index, HammingTables *tables)
 
 	memset(tables, 0, sizeof(HammingTables));
 	tables->tail_start = HAMMING_METAPAGE_BLKNO + 1;
-	tables->merged = InvalidFullTransactionId;
 	if (meta->version >= 2 && meta->ntables == HAMMING_NTABLES)
 	{
 		tables->ntables = meta->ntables;
@@ -282,10 +304,10 @@ hamming_describe_tables(Relation index, HammingTables *tables)
 		tables->pass_pages = meta->null_pages;
 		tables->nmap = meta->nmap;
 		memcpy(tables->map_page, meta->map_page, meta->nmap * sizeof(BlockNumber));
-		tables->merged = meta->retired_xid;
 	}
 	tables->pass_pages += tables->table0_pages;
 	tables->tail_epoch = meta->tail_epoch;
+	tables->tables_id = meta->tables_id;
 	/* under the metapage's lock: a merge that begins later reserves blocks past these */
 	tables->view_end = RelationGetNumberOfBlocks(index);
 	tables->nsegments = hamming_tail_segments(meta, tables->view_end, tables->seg_start, tables->seg_end);
@@ -337,7 +359,7 @@ hamming_check_tail_page(Relation index, const HammingTables *tables, Page page, 
 		elog(ERROR, "unexpected page at block %u of index \"%s\"", blkno, RelationGetRelationName(index));
 	if (!PageIsNew(page) &&
 		(hamming_page_is(page, HAMMING_SORTED | HAMMING_KEYS | HAMMING_DIRECTORY | HAMMING_MAP) ||
-		 (int16) (HammingPageGetOpaque(page)->gen - tables->gen) > 0))
+		 hamming_gen_after(HammingPageGetOpaque(page)->gen, tables->gen)))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("index \"%s\" was merged while this scan read it",

@@ -7,10 +7,11 @@
  *	  of its time may still read.  The cleanup merges the tail into new
  *	  probe tables when it has grown enough (hamming_merge.c), then lists the
  *	  tail pages that are at most half full (or new, left by a crash while
- *	  the index grew) in the metapage, for inserts to fill again.  Before
- *	  its first removal from a tail page it counts one in the metapage
- *	  (tail_epoch), so that backends drop the full tail pages they keep
- *	  (hamming_tail_cache.c).
+ *	  the index grew) in the metapage, for inserts to fill again, and gives
+ *	  every block that nothing uses back to the free space map
+ *	  (hamming_map.c).  After each tail page it removed entries from, it
+ *	  counts one in the metapage (tail_epoch), so that backends drop the
+ *	  full tail pages they keep (hamming_tail_cache.c).
  *
  *	  Entries are removed from a page under a cleanup lock: no other backend
  *	  holds a pin on it.  A scan that must not see the heap tuple of a TID
@@ -27,8 +28,11 @@
  */
 #include "hamming.h"
 
+#include "settings.h"
+
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 
 /* which entries of page the callback reports dead: into dead[], their count returned */
 static int
@@ -52,12 +56,13 @@ find_dead(Page page, bool *dead, IndexBulkDeleteCallback callback, void *callbac
 }
 
 /*
- * Count a VACUUM that removes entries from tail pages, in the metapage,
- * before it does: the full tail pages that backends keep
+ * Count a tail page that VACUUM removed entries from, in the metapage,
+ * after it did, and without a lock on the page (an insert locks the
+ * metapage first): the full tail pages that backends keep
  * (hamming_tail_cache.c) are read again by scans whose view comes later.
  */
 static void
-count_tail_removals(Relation index)
+count_tail_removal(Relation index)
 {
 	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_EXCLUSIVE, NULL);
 	GenericXLogState *xlog = GenericXLogStart(index);
@@ -68,6 +73,24 @@ count_tail_removals(Relation index)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/*
+ * For tests: with simhash.vacuum_test_lock set, wait after each tail page
+ * for the advisory lock of that number, so that a test can look up the
+ * index between two tail pages of one VACUUM
+ */
+static void
+test_pause(void)
+{
+	LOCKTAG		tag;
+
+	if (simhash_vacuum_test_lock == 0)
+		return;
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) simhash_vacuum_test_lock >> 32),
+						 (uint32) simhash_vacuum_test_lock, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
+
 IndexBulkDeleteResult *
 hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					IndexBulkDeleteCallback callback, void *callback_state)
@@ -76,7 +99,6 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber blkno;
 	bool		dead[HAMMING_PAGE_CAPACITY];
-	bool		counted = false;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
@@ -87,6 +109,7 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		Buffer		buffer;
 		Page		page;
 		GenericXLogState *xlog;
+		bool		tail;
 		int			n;
 		int			ndead;
 		int			i;
@@ -99,16 +122,6 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			continue;
 		}
 		LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
-		if (!counted && !hamming_page_is(BufferGetPage(buffer), HAMMING_SORTED))
-		{
-			/*
-			 * before the first removal from a tail page, and without a lock
-			 * on it (an insert locks the metapage first): backends drop the
-			 * tail pages they keep
-			 */
-			count_tail_removals(index);
-			counted = true;
-		}
 		LockBufferForCleanup(buffer);
 		/* inserts may have appended to the page meanwhile */
 		ndead = find_dead(BufferGetPage(buffer), dead, callback, callback_state);
@@ -120,7 +133,8 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		xlog = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
 		n = HammingPageGetOpaque(page)->nentries;
-		if (hamming_page_is(page, HAMMING_SORTED))
+		tail = !hamming_page_is(page, HAMMING_SORTED);
+		if (!tail)
 		{
 			for (i = 0; i < n; i++)
 				if (dead[i])
@@ -149,6 +163,12 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		GenericXLogFinish(xlog);
 		stats->tuples_removed += ndead;
 		UnlockReleaseBuffer(buffer);
+		if (tail)
+		{
+			/* counted after the removal: a copy made before it is not used by later views */
+			count_tail_removal(index);
+			test_pause();
+		}
 	}
 	return stats;
 }
@@ -173,6 +193,8 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/* the tail into new probe tables, when it has grown enough */
 	hamming_merge(index, info->strategy, HAMMING_MERGE_BY_VACUUM);
+	/* blocks that nothing uses, for the next merge */
+	hamming_record_unused(index);
 
 	/* count the entries, and list the tail pages at most half full, or new */
 	hamming_read_tables(index, &tables);

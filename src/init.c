@@ -1,7 +1,8 @@
 /*
  * init.c
  *	  The library's start: _PG_init() defines the extension's settings
- *	  (simhash.max_distance, simhash.pairs_recall, simhash.tail_cache_size),
+ *	  (simhash.max_distance, simhash.pairs_recall, simhash.tail_cache_size,
+ *	  and simhash.vacuum_test_lock for tests),
  *	  installs the % operator's planner hook and registers the hamming
  *	  access method's reloptions.
  */
@@ -12,6 +13,7 @@
 
 int			simhash_max_distance_guc = SIMHASH_DEFAULT_MAX_DISTANCE;
 double		simhash_pairs_recall = 1.0;
+int			simhash_vacuum_test_lock = 0;
 
 void		_PG_init(void);
 
@@ -34,11 +36,18 @@ _PG_init(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("simhash.tail_cache_size",
-							"Memory in which a backend keeps the full tail pages of hamming indexes for its lookups.",
-							"0 keeps none: every lookup that probes an index reads its whole tail.",
+							"Memory in which a backend keeps the full tail pages and the block maps of hamming indexes for its lookups.",
+							"0 keeps none: every lookup that probes an index reads its whole tail, and each scan of a merged index its block map.",
 							&simhash_tail_cache_kb,
 							16384, 0, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.vacuum_test_lock",
+							"For tests: VACUUM of a hamming index waits for the advisory lock of this number after each tail page it changes.",
+							"0 (the default) never waits.",
+							&simhash_vacuum_test_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);
 	simhash_similar_init();
 	hamming_init_reloptions();

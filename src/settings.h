@@ -22,8 +22,17 @@ extern int	simhash_max_distance_guc;
 /* simhash.pairs_recall: 1 asks for the exact tables */
 extern double simhash_pairs_recall;
 
-/* simhash.tail_cache_size: kB of full tail pages a backend keeps (hamming_tail_cache.c) */
+/*
+ * simhash.tail_cache_size: kB of full tail pages a backend keeps
+ * (hamming_tail_cache.c), and of block maps no scan holds (hamming_map.c)
+ */
 extern int	simhash_tail_cache_kb;
+
+/*
+ * simhash.vacuum_test_lock, for tests: VACUUM of a hamming index waits for
+ * the advisory lock of this number after each tail page (0: never)
+ */
+extern int	simhash_vacuum_test_lock;
 
 /* the % operator (similar_hook.c): its threshold is fixed when a query is planned */
 extern void simhash_similar_init(void);
