@@ -73,12 +73,9 @@ else
 fi
 echo "fresh-root: bare Debian $dist root ready in $(( SECONDS - started )) s"
 
-# the host's apt sources when the root is the host's release (security
-# updates), else debootstrap's; and name resolution
-if grep -qs "^VERSION_CODENAME=$dist\$" /etc/os-release; then
-	cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
-	[ -f /etc/apt/sources.list.d/debian.sources ] && : >"$root/etc/apt/sources.list"
-fi
+# debootstrap's apt sources, as a new machine of that release has them from
+# its mirror (not the host's: a suite that passes only with the host's
+# newer point or security updates fails a user); and name resolution
 # the development distribution's Release file expires within days, and the
 # archive here may be a snapshot older than that
 case $dist in
