@@ -194,6 +194,13 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 
 	if (simhash_tail_cache_kb <= 0)
 		return NULL;
+	/* a setting lowered since: the least recently used go until the rest fit */
+	while (caches && cache_bytes > (Size) simhash_tail_cache_kb * 1024)
+	{
+		for (link = &caches; (*link)->next; link = &(*link)->next)
+			;
+		drop_cache(link);
+	}
 	for (link = &caches; *link; link = &(*link)->next)
 	{
 		tc = *link;
