@@ -51,7 +51,7 @@ COMMENT ON OPERATOR FAMILY simhash_hamming_ops USING hamming IS 'hamming operato
 CREATE FUNCTION hamming_index_check(index regclass) RETURNS void
 	AS 'MODULE_PATHNAME', 'hamming_index_check' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION hamming_index_check(regclass) IS
-	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table';
+	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table; the index''s expressions and predicate run as the table''s owner, restricted as in VACUUM';
 
 -- what a hamming index holds, and merging its tail now (both need no
 -- superuser: the information is the index's own; the merge checks that the
@@ -62,7 +62,7 @@ CREATE FUNCTION hamming_index_info(index regclass,
 	OUT replaced_pages_pending boolean, OUT index_pages bigint)
 	AS 'MODULE_PATHNAME', 'hamming_index_info' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION hamming_index_info(regclass) IS
-	'what a hamming index holds: whether it has probe tables, their entries (tombstones included), the tail (pages and entries that every scan reads), merges so far, whether a merge is in progress (or failed), whether the pages the last merge replaced still wait for older snapshots to end, and its size in pages';
+	'what a hamming index holds: whether it has probe tables, their entries (tombstones included), the tail (pages and entries that every scan reads), merges so far, whether a merge is in progress (or failed), whether the pages the last merge replaced still wait for older snapshots to end, and its size in pages; needs SELECT on the table';
 CREATE FUNCTION hamming_merge_tail(index regclass) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'hamming_merge_tail' LANGUAGE C STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION hamming_merge_tail(regclass) IS
@@ -89,7 +89,7 @@ CREATE FUNCTION shingle_set(body text, n integer DEFAULT 3, units text DEFAULT '
 	AS 'MODULE_PATHNAME', 'shingle_set'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 500;
 COMMENT ON FUNCTION shingle_set(text, integer, text) IS
-	'the shingles of shingle_similarity(body, ..., n, units) as a set: their 64-bit hashes, distinct and ascending; to store and compare with shingle_similarity(bigint[], bigint[])';
+	'the shingles of shingle_similarity(body, ..., n, units) as a set: their 64-bit hashes, distinct and ascending; to store and compare with shingle_similarity(bigint[], bigint[]); built within maintenance_work_mem (16 to 32 bytes a distinct shingle), an error beyond';
 CREATE FUNCTION shingle_similarity(a bigint[], b bigint[]) RETURNS float8
 	AS 'MODULE_PATHNAME', 'shingle_set_similarity'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 20;
@@ -778,7 +778,7 @@ CREATE FUNCTION shingle_simhash128(body text, n integer DEFAULT 3, units text DE
 	RETURNS simhash128 AS 'MODULE_PATHNAME', 'shingle_simhash128'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 500;
 COMMENT ON FUNCTION shingle_simhash128(text, integer, text, integer) IS
-	'128-bit fingerprint of the shingle set of shingle_set(body, n, units): each distinct shingle votes once, in the high half as the feature ''a'' || its hash, in the low half as ''b'' || its hash (as elements of simhash(text[])); part p (0 .. 12) uses the letters chr(97 + 2p) and chr(98 + 2p) instead, another independent 128 bits (parts 0 and 1: a 256-bit fingerprint, distances added); fewer unrelated candidates than simhash128(body) at the same recall';
+	'128-bit fingerprint of the shingle set of shingle_set(body, n, units): each distinct shingle votes once, in the high half as the feature ''a'' || its hash, in the low half as ''b'' || its hash (as elements of simhash(text[])); part p (0 .. 12) uses the letters chr(97 + 2p) and chr(98 + 2p) instead, another independent 128 bits (parts 0 and 1: a 256-bit fingerprint, distances added); fewer unrelated candidates than simhash128(body) at the same recall; the set is built within maintenance_work_mem, as by shingle_set';
 
 -- radius searches: simhash128_ball, <@ and @>, simhash128_within(); the
 -- planner support turns "a <~> b <= k" into simhash128_within(a, b, k) and
