@@ -2,6 +2,9 @@
 EXTENSION = simhash
 MODULE_big = simhash
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+# the full script of the current version and the update scripts; versions
+# before it are not installed fresh (test/upgrade/ keeps 0.1.0's full script
+# for the test of the update scripts, test/t/006_upgrade.pl)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 HEADERS = src/simhash.h
 
@@ -32,7 +35,12 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: prove_installcheck dist
+.PHONY: prove_installcheck dist install-drop-old-scripts
+# an installation by an earlier `make install` may still hold 0.1.0's full script
+install: install-drop-old-scripts
+install-drop-old-scripts:
+	rm -f '$(DESTDIR)$(datadir)/extension/$(EXTENSION)--0.1.0.sql'
+
 prove_installcheck:
 	$(prove_installcheck)
 

@@ -595,7 +595,7 @@ COMMENT ON OPERATOR FAMILY simhash_hamming_ops USING hamming IS 'hamming operato
 CREATE FUNCTION hamming_index_check(index regclass) RETURNS void
 	AS 'MODULE_PATHNAME', 'hamming_index_check' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION hamming_index_check(regclass) IS
-	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table';
+	'checks a hamming index (page kinds, metapage, layout and order of the probe tables, directories, tombstones, tail) and that every row of its table has an entry; raises SQLSTATE XX002 on the first violation; needs to own the table; the index''s expressions and predicate run as the table''s owner, restricted as in VACUUM';
 
 -- what a hamming index holds, and merging its tail now (both need no
 -- superuser: the information is the index's own; the merge checks that the
@@ -606,7 +606,7 @@ CREATE FUNCTION hamming_index_info(index regclass,
 	OUT replaced_pages_pending boolean, OUT index_pages bigint)
 	AS 'MODULE_PATHNAME', 'hamming_index_info' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION hamming_index_info(regclass) IS
-	'what a hamming index holds: whether it has probe tables, their entries (tombstones included), the tail (pages and entries that every scan reads), merges so far, whether a merge is in progress (or failed), whether the pages the last merge replaced still wait for older snapshots to end, and its size in pages';
+	'what a hamming index holds: whether it has probe tables, their entries (tombstones included), the tail (pages and entries that every scan reads), merges so far, whether a merge is in progress (or failed), whether the pages the last merge replaced still wait for older snapshots to end, and its size in pages; needs SELECT on the table';
 CREATE FUNCTION hamming_merge_tail(index regclass) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'hamming_merge_tail' LANGUAGE C STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION hamming_merge_tail(regclass) IS
@@ -632,7 +632,7 @@ CREATE FUNCTION shingle_set(body text, n integer DEFAULT 3, units text DEFAULT '
 	AS 'MODULE_PATHNAME', 'shingle_set'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 500;
 COMMENT ON FUNCTION shingle_set(text, integer, text) IS
-	'the shingles of shingle_similarity(body, ..., n, units) as a set: their 64-bit hashes, distinct and ascending; to store and compare with shingle_similarity(bigint[], bigint[])';
+	'the shingles of shingle_similarity(body, ..., n, units) as a set: their 64-bit hashes, distinct and ascending; to store and compare with shingle_similarity(bigint[], bigint[]); built within maintenance_work_mem (16 to 32 bytes a distinct shingle), an error beyond';
 CREATE FUNCTION shingle_similarity(a bigint[], b bigint[]) RETURNS float8
 	AS 'MODULE_PATHNAME', 'shingle_set_similarity'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 20;
@@ -744,7 +744,7 @@ BEGIN
 	-- the statements built here as its context
 	BEGIN
 		sub := @extschema@.simhash_subquery(query);
-		IF what OPERATOR(pg_catalog.<>) 'pairs' AND (linkage IS NULL OR linkage NOT IN ('single', 'center')) THEN
+		IF what OPERATOR(pg_catalog.<>) 'pairs' AND (linkage IS NULL OR NOT (linkage OPERATOR(pg_catalog.=) 'single' OR linkage OPERATOR(pg_catalog.=) 'center')) THEN
 			RAISE EXCEPTION 'unrecognized linkage: %', coalesce(pg_catalog.quote_literal(linkage), 'NULL')
 				USING ERRCODE = 'invalid_parameter_value',
 					  HINT = 'The linkage is ''single'' (connected components of the pairs) or ''center'' (every member within the radius of its cluster''s kept row).';
@@ -877,8 +877,11 @@ BEGIN
 				USING engine, max_distance, min_similarity, shingle, units;
 			RETURN;
 		END IF;
-		IF what OPERATOR(pg_catalog.=) 'clusters' THEN
-			RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, n.kept, NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
+		-- dedup: the kept row's other_id NULL
+		IF what OPERATOR(pg_catalog.=) 'clusters' OR what OPERATOR(pg_catalog.=) 'dedup' THEN
+			RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||) ' SELECT n.id, '
+				OPERATOR(pg_catalog.||) CASE WHEN what OPERATOR(pg_catalog.=) 'dedup' THEN 'CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN n.kept END' ELSE 'n.kept' END
+				OPERATOR(pg_catalog.||) ', NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
 				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
 				USING engine, max_distance, min_similarity, shingle, units;
 			RETURN;
@@ -941,68 +944,48 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_keyed(anyelement, text, text, integer, float8, text, integer, text, boolean) IS
-	'what the whole-table functions with a key (simhash_pairs_keyed ...) and the forms with a linkage run: the pairs (what ''pairs''), or every row with its cluster''s kept row (''clusters''; ''lineage'' with its distance, similarity and cluster size) of query (SELECT id, simhash[, body][, rank]); ids of the type of key; min_similarity NULL: not verified; ordered: by the kept row''s order, then the row''s';
+	'what the whole-table functions with a key (simhash_pairs_keyed ...) and the forms with a linkage run: the pairs (what ''pairs''), or every row with its cluster''s kept row (''clusters''; ''lineage'' with its distance, similarity and cluster size) of query (SELECT id, simhash[, body][, rank]); ids of the type of key; min_similarity NULL: not verified; ''dedup'' as ''clusters'' with other_id NULL for the kept row; ordered: by the kept row''s order, then the row''s; the forms with a linkage or a key run it by its OID (simhash_keyed_form), so that no function of the same name in the schema can take its place';
 
 -- Every form of simhash_clusters and simhash_dedup with a linkage, after its
 -- thresholds.  Without one they answer as in 0.3.0: simhash_clusters
 -- 'single', simhash_dedup 'center', both in id order.
 CREATE FUNCTION simhash_clusters(query text, max_distance integer, linkage text)
 	RETURNS TABLE (id bigint, cluster_id bigint)
-	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-	SELECT l.id, l.other_id FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, NULL, linkage, 3, 'words', false) AS l
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_clusters(text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once, with the id of its cluster''s kept row (the lowest rank, ties by id; without a rank the smallest id); linkage ''single'': connected components of simhash_pairs(query, max_distance); ''center'': every member within max_distance bits of the kept row, no chaining';
 
 CREATE FUNCTION simhash_clusters(query text, max_distance integer, min_similarity float8, linkage text,
 								 shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, cluster_id bigint)
-	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-	SELECT l.id, l.other_id FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, min_similarity, linkage, shingle, units, false) AS l
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_clusters(text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once, with the id of its cluster''s kept row (the lowest rank, ties by id; without a rank the smallest id); linkage ''single'': connected components of the verified pairs; ''center'': every member within max_distance bits of the kept row and with shingle_similarity >= min_similarity to it, no chaining';
 
 CREATE FUNCTION simhash_dedup(query text, max_distance integer, linkage text)
 	RETURNS TABLE (id bigint, duplicate_of bigint)
-	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-	SELECT l.id, CASE WHEN l.other_id OPERATOR(pg_catalog.<>) l.id THEN l.other_id END
-	FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, NULL, linkage, 3, 'words', false) AS l
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup(text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once: the kept row of each cluster of simhash_clusters(query, max_distance, linkage) with duplicate_of NULL, every other row with duplicate_of = that kept row';
 
 CREATE FUNCTION simhash_dedup(query text, max_distance integer, min_similarity float8, linkage text,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, duplicate_of bigint)
-	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-	SELECT l.id, CASE WHEN l.other_id OPERATOR(pg_catalog.<>) l.id THEN l.other_id END
-	FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'clusters', query, max_distance, min_similarity, linkage, shingle, units, false) AS l
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup(text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once: the kept row of each cluster of simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units) with duplicate_of NULL, every other row with duplicate_of = that kept row';
 
 -- The lineage: why each row is kept or removed.
 CREATE FUNCTION simhash_lineage(query text, max_distance integer, linkage text DEFAULT 'center')
 	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
-	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-	SELECT * FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'lineage', query, max_distance, NULL, linkage, 3, 'words', false)
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_lineage(text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once, with its cluster''s kept row as simhash_clusters(query, max_distance, linkage) chooses it (kept_id = id for the kept row itself), its Hamming distance to that row and the number of rows of its cluster; similarity NULL';
 
 CREATE FUNCTION simhash_lineage(query text, max_distance integer, min_similarity float8, linkage text DEFAULT 'center',
 								shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id bigint, kept_id bigint, distance integer, similarity float8, cluster_size bigint)
-	LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
-AS $$
-	SELECT * FROM @extschema@.simhash_keyed(NULL::pg_catalog.int8, 'lineage', query, max_distance, min_similarity, linkage, shingle, units, false)
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_lineage(text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once, with its cluster''s kept row as simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units) chooses it (kept_id = id for the kept row itself), its Hamming distance and shingle_similarity to that row (similarity NULL for the kept row) and the number of rows of its cluster';
 
@@ -1016,87 +999,53 @@ COMMENT ON FUNCTION simhash_lineage(text, integer, float8, text, integer, text) 
 -- dedup and lineage by the kept row, then the row (in rank and id order).
 CREATE FUNCTION simhash_pairs_keyed(key anyelement, query text, max_distance integer DEFAULT 3)
 	RETURNS TABLE (id_a anyelement, id_b anyelement, distance integer)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT k.id, k.other_id, k.distance
-	FROM @extschema@.simhash_keyed(key, 'pairs', query, max_distance, NULL, NULL, 3, 'words', true) AS k
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_pairs_keyed(anyelement, text, integer) IS
 	'every pair of rows of query (SELECT id, simhash) within max_distance bits, once each (id_a < id_b), ids of the type of key (a NULL of that type, e.g. NULL::uuid), in order of id_a, id_b';
 
 CREATE FUNCTION simhash_pairs_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
 							  shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id_a anyelement, id_b anyelement, distance integer, similarity float8)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT k.id, k.other_id, k.distance, k.similarity
-	FROM @extschema@.simhash_keyed(key, 'pairs', CASE WHEN min_similarity IS NOT NULL THEN query END,
-								   max_distance, min_similarity, NULL, shingle, units, true) AS k
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_pairs_keyed(anyelement, text, integer, float8, integer, text) IS
 	'every pair of rows of query (SELECT id, simhash, body) within max_distance bits whose shingle_similarity is at least min_similarity, with both, ids of the type of key (a NULL of that type), in order of id_a, id_b';
 
 CREATE FUNCTION simhash_clusters_keyed(key anyelement, query text, max_distance integer DEFAULT 3, linkage text DEFAULT 'single')
 	RETURNS TABLE (id anyelement, cluster_id anyelement)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT k.id, k.other_id
-	FROM @extschema@.simhash_keyed(key, 'clusters', query, max_distance, NULL, linkage, 3, 'words', true) AS k
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_clusters_keyed(anyelement, text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once with its cluster''s kept row, as simhash_clusters(query, max_distance, linkage), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
 CREATE FUNCTION simhash_clusters_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
 								 linkage text DEFAULT 'single', shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id anyelement, cluster_id anyelement)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT k.id, k.other_id
-	FROM @extschema@.simhash_keyed(key, 'clusters', CASE WHEN min_similarity IS NOT NULL THEN query END,
-								   max_distance, min_similarity, linkage, shingle, units, true) AS k
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_clusters_keyed(anyelement, text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once with its cluster''s kept row, as simhash_clusters(query, max_distance, min_similarity, linkage, shingle, units), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
 CREATE FUNCTION simhash_dedup_keyed(key anyelement, query text, max_distance integer DEFAULT 3, linkage text DEFAULT 'center')
 	RETURNS TABLE (id anyelement, duplicate_of anyelement)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT k.id, CASE WHEN k.other_id OPERATOR(pg_catalog.<>) k.id THEN k.other_id END
-	FROM @extschema@.simhash_keyed(key, 'clusters', query, max_distance, NULL, linkage, 3, 'words', true) AS k
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup_keyed(anyelement, text, integer, text) IS
 	'every id of query (SELECT id, simhash[, rank]) once, duplicate_of NULL for the kept row of its cluster, else that row, as simhash_dedup(query, max_distance, linkage), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
 CREATE FUNCTION simhash_dedup_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
 							  linkage text DEFAULT 'center', shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id anyelement, duplicate_of anyelement)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT k.id, CASE WHEN k.other_id OPERATOR(pg_catalog.<>) k.id THEN k.other_id END
-	FROM @extschema@.simhash_keyed(key, 'clusters', CASE WHEN min_similarity IS NOT NULL THEN query END,
-								   max_distance, min_similarity, linkage, shingle, units, true) AS k
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_dedup_keyed(anyelement, text, integer, float8, text, integer, text) IS
 	'every id of query (SELECT id, simhash, body[, rank]) once, duplicate_of NULL for the kept row of its cluster, else that row, as simhash_dedup(query, max_distance, min_similarity, linkage, shingle, units), ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
 CREATE FUNCTION simhash_lineage_keyed(key anyelement, query text, max_distance integer, linkage text DEFAULT 'center')
 	RETURNS TABLE (id anyelement, kept_id anyelement, distance integer, similarity float8, cluster_size bigint)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT * FROM @extschema@.simhash_keyed(key, 'lineage', query, max_distance, NULL, linkage, 3, 'words', true)
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_lineage_keyed(anyelement, text, integer, text) IS
 	'simhash_lineage(query, max_distance, linkage) with ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
 CREATE FUNCTION simhash_lineage_keyed(key anyelement, query text, max_distance integer, min_similarity float8,
 								linkage text DEFAULT 'center', shingle integer DEFAULT 3, units text DEFAULT 'words')
 	RETURNS TABLE (id anyelement, kept_id anyelement, distance integer, similarity float8, cluster_size bigint)
-	LANGUAGE sql VOLATILE PARALLEL UNSAFE
-AS $$
-	SELECT * FROM @extschema@.simhash_keyed(key, 'lineage', CASE WHEN min_similarity IS NOT NULL THEN query END,
-											max_distance, min_similarity, linkage, shingle, units, true)
-$$;
+	AS 'MODULE_PATHNAME', 'simhash_keyed_form' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_lineage_keyed(anyelement, text, integer, float8, text, integer, text) IS
 	'simhash_lineage(query, max_distance, min_similarity, linkage, shingle, units) with ids of the type of key (a NULL of that type), in order of the kept row, then the row';
 
@@ -1142,7 +1091,7 @@ DECLARE
 						   'ORDER BY 2, 1 LIMIT $3) s',
 						   body);
 BEGIN
-	IF n < 0 THEN
+	IF n OPERATOR(pg_catalog.<) 0 THEN
 		RAISE EXCEPTION 'n must not be negative, not %', n USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	-- its shape: exactly two columns, an integer id and a simhash (errors of
@@ -1167,7 +1116,7 @@ BEGIN
 	-- the n nearest all lie within the first radius that holds n rows
 	FOREACH radius IN ARRAY ARRAY[3, 6, 10, 16, 24, 64] LOOP
 		EXECUTE nearest INTO ids, distances USING target, radius, n;
-		IF radius = 64 OR coalesce(pg_catalog.cardinality(ids), 0) >= n THEN
+		IF radius OPERATOR(pg_catalog.=) 64 OR coalesce(pg_catalog.cardinality(ids), 0) OPERATOR(pg_catalog.>=) n THEN
 			RETURN QUERY SELECT u.id, u.d FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(distances)) AS u(id, d);
 			RETURN;
 		END IF;
@@ -1363,7 +1312,7 @@ CREATE FUNCTION shingle_simhash128(body text, n integer DEFAULT 3, units text DE
 	RETURNS simhash128 AS 'MODULE_PATHNAME', 'shingle_simhash128'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 500;
 COMMENT ON FUNCTION shingle_simhash128(text, integer, text, integer) IS
-	'128-bit fingerprint of the shingle set of shingle_set(body, n, units): each distinct shingle votes once, in the high half as the feature ''a'' || its hash, in the low half as ''b'' || its hash (as elements of simhash(text[])); part p (0 .. 12) uses the letters chr(97 + 2p) and chr(98 + 2p) instead, another independent 128 bits (parts 0 and 1: a 256-bit fingerprint, distances added); fewer unrelated candidates than simhash128(body) at the same recall';
+	'128-bit fingerprint of the shingle set of shingle_set(body, n, units): each distinct shingle votes once, in the high half as the feature ''a'' || its hash, in the low half as ''b'' || its hash (as elements of simhash(text[])); part p (0 .. 12) uses the letters chr(97 + 2p) and chr(98 + 2p) instead, another independent 128 bits (parts 0 and 1: a 256-bit fingerprint, distances added); fewer unrelated candidates than simhash128(body) at the same recall; the set is built within maintenance_work_mem, as by shingle_set';
 
 -- radius searches: simhash128_ball, <@ and @>, simhash128_within(); the
 -- planner support turns "a <~> b <= k" into simhash128_within(a, b, k) and

@@ -1,5 +1,5 @@
 -- simhash is a trusted extension: a role without superuser that may create
--- schemas in a database installs and upgrades it there.  The functions that
+-- schemas in a database installs it there.  The functions that
 -- run a query given as text run it with the caller's privileges.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
@@ -24,9 +24,9 @@ INSERT INTO secret VALUES (1, 'the launch codes'), (2, 'the launch codes!');
 
 SET ROLE regress_simhash_low;
 CREATE SCHEMA low;
--- every script of the chain runs: install the first version and upgrade
-CREATE EXTENSION simhash SCHEMA low VERSION '0.1.0';
-ALTER EXTENSION simhash UPDATE;
+-- it installs the current version (earlier versions are not installed
+-- fresh; test/upgrade/sql/upgrade_chain.sql updates one as such a role)
+CREATE EXTENSION simhash SCHEMA low;
 SELECT e.extversion = v.default_version AS at_default_version, pg_get_userbyid(e.extowner) AS owner
 FROM pg_extension e JOIN pg_available_extensions v ON v.name = e.extname WHERE e.extname = 'simhash';
 SET search_path = low, public;

@@ -468,6 +468,7 @@ extern Buffer hamming_new_buffer(Relation index);
 extern void hamming_check_page(Relation index, Page page, BlockNumber blkno);
 extern Buffer hamming_lock_page(Relation index, BlockNumber blkno, int mode,
 								BufferAccessStrategy strategy);
+extern Oid	hamming_index_table(Oid indexoid, bool owner);
 extern Relation hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode,
 								   const char *action, Relation *heap);
 

@@ -43,6 +43,7 @@
 #include "storage/freespace.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/guc.h"
 #include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(hamming_index_check);
@@ -454,6 +455,21 @@ hamming_index_check(PG_FUNCTION_ARGS)
 	IndexInfo  *indexInfo;
 	TableScanDesc scan;
 	int			j;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+
+	/*
+	 * The index's expressions and predicate are the table owner's code: they
+	 * run as the owner, restricted as in VACUUM and amcheck, never with the
+	 * privileges of a superuser who checks the index.
+	 */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(heap->rd_rel->relowner, save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+#if PG_VERSION_NUM >= 170000
+	RestrictSearchPath();
+#endif
 
 	if (IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
 		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), TransactionXmin))
@@ -498,6 +514,8 @@ hamming_index_check(PG_FUNCTION_ARGS)
 	UnregisterSnapshot(snapshot);
 	bloom_free(cs.filter);
 
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_VOID();

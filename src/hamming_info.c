@@ -19,6 +19,7 @@ Datum
 hamming_index_info(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid;
 	Relation	index;
 	TupleDesc	tupdesc;
 	HammingTables tables;
@@ -35,8 +36,11 @@ hamming_index_info(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/* SELECT on the table, checked before the lock and after it */
+	heapoid = hamming_index_table(indexoid, false);
 	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate)
+	if (hamming_index_table(indexoid, false) != heapoid ||
+		index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));

@@ -21,6 +21,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 
 static relopt_kind hamming_relopt_kind;
 
@@ -221,22 +222,62 @@ hamming_check_page(Relation index, Page page, BlockNumber blkno)
 }
 
 /*
+ * The table of index indexoid, once the caller is known to own it (owner) or
+ * to have SELECT on it (not owner): from the catalogs, without a lock, so that
+ * a role that may not is refused before it queues a lock that others wait
+ * for.  Checked again once the relations are locked.
+ */
+Oid
+hamming_index_table(Oid indexoid, bool owner)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	char	   *name = get_rel_name(indexoid);
+	AclResult	acl;
+
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("index with OID %u does not exist", indexoid)));
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", name)));
+#if PG_VERSION_NUM >= 160000
+	if (owner)
+		acl = object_ownercheck(RelationRelationId, heapoid, GetUserId()) ? ACLCHECK_OK : ACLCHECK_NOT_OWNER;
+#else
+	if (owner)
+		acl = pg_class_ownercheck(heapoid, GetUserId()) ? ACLCHECK_OK : ACLCHECK_NOT_OWNER;
+#endif
+	else
+		acl = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, get_rel_name(heapoid));
+	return heapoid;
+}
+
+/*
  * Open the hamming index of simhash indexoid and its table *heap (the
  * table first, as every other user of both locks them), for a function
  * that needs to own the table and that does "action" (check, merge) to a
- * valid index of this session or a permanent one.
+ * valid index of this session or a permanent one.  Ownership is checked
+ * before the locks and again after them (the index may have been dropped
+ * and its OID reused meanwhile).
  */
 Relation
 hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode, const char *action,
 				   Relation *heap)
 {
-	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Oid			heapoid = hamming_index_table(indexoid, true);
 	Relation	index;
 
-	*heap = OidIsValid(heapoid) ? table_open(heapoid, heap_mode) : NULL;
+	*heap = table_open(heapoid, heap_mode);
 	index = index_open(indexoid, index_mode);
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate ||
-		*heap == NULL)
+	if (hamming_index_table(indexoid, true) != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was replaced while it was being opened", RelationGetRelationName(index))));
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam->amvalidate != hamming_validate)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
@@ -245,12 +286,6 @@ hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode, const 
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot %s index \"%s\"", action, RelationGetRelationName(index)),
 				 errdetail("It is an index of simhash128, which has no probe tables; only indexes of simhash are supported.")));
-#if PG_VERSION_NUM >= 160000
-	if (!object_ownercheck(RelationRelationId, heapoid, GetUserId()))
-#else
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
-#endif
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(*heap));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -432,13 +432,14 @@ sort_hashes(int64 *v, Size n)
 /*
  * The shingle set of a text (len bytes in the database encoding): its
  * distinct hashes in no particular order (as int64), palloc'd; *count of
- * them.  Not bounded by work_mem: the result itself is 8 bytes a shingle.
+ * them.  Its hash table is built within maintenance_work_mem (16 to 32 bytes
+ * a distinct shingle), an error beyond; the result is 8 bytes a shingle.
  */
 int64 *
 shingle_distinct_set(const char *data, int len, const Shingling *sh, Size *count)
 {
 	TextBytes	b;
-	Size		budget = MaxAllocHugeSize;
+	Size		budget = (Size) maintenance_work_mem * 1024;
 	ShingleSet	set;
 	int64	   *values;
 	Size		i,
@@ -447,7 +448,13 @@ shingle_distinct_set(const char *data, int len, const Shingling *sh, Size *count
 	b.len = len;
 	b.utf8 = simhash_as_utf8(data, &b.len);
 	b.converted = (b.utf8 != data);
-	text_shingle_set(&b, sh, &set, &budget);
+	if (!text_shingle_set(&b, sh, &set, &budget))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("text has too many distinct shingles for maintenance_work_mem"),
+				 errdetail("The shingle set of a text of %d bytes outgrew maintenance_work_mem (%d kB) after %zu distinct shingles.",
+						   len, maintenance_work_mem, set_count(&set)),
+				 errhint("A shingle set takes 16 to 32 bytes a distinct shingle while it is built: raise maintenance_work_mem, or compare two such texts with shingle_similarity(text, text), which spills to disk.")));
 	text_bytes_free(&b);
 	*count = set_count(&set);
 	values = palloc_extended(Max(*count, 1) * sizeof(int64), MCXT_ALLOC_HUGE);

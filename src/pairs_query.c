@@ -6,6 +6,7 @@
  */
 #include "pairs.h"
 #include "ball.h"
+#include "verify.h"
 #include "simhash128.h"
 
 #include "catalog/pg_type.h"
@@ -112,14 +113,13 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errhint("A distance between two simhash values is between 0 and 64, between two simhash128 values between 0 and 128, and between two pairs of simhash128 values (a query with two simhash128 columns) between 0 and 256.")));
 	if (!st->with_body)
 		return;
-	body_type = getBaseType(TupleDescAttr(desc, natts - 1)->atttypid);
-	if (body_type != INT8ARRAYOID && TypeCategory(body_type) != TYPCATEGORY_STRING)
+	body_type = TupleDescAttr(desc, natts - 1)->atttypid;
+	if (!verify_body_type_ok(body_type))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s", shape),
-				 errdetail("Column %d has type %s.", natts,
-						   format_type_be(TupleDescAttr(desc, natts - 1)->atttypid)),
-				 errhint("%s", write_it)));
+				 errdetail("Column %d has type %s.", natts, format_type_be(body_type)),
+				 errhint("%s The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[].", write_it)));
 }
 
 static void
@@ -231,7 +231,6 @@ void
 pairs_read_query(PairsState *st, const char *query)
 {
 	PairsReceiver receiver;
-	SPIPlanPtr	plan;
 	Portal		portal;
 
 	st->ids_ascending = true;
@@ -245,20 +244,13 @@ pairs_read_query(PairsState *st, const char *query)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("%s", st->with_body ?
-								 "query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
-								 "query must return two columns: a bigint id and a simhash"),
-				 errdetail("The query does not return rows."),
-				 errhint("%s", st->with_body ?
-						 "Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
-						 "Write the query as SELECT id, fingerprint FROM ...")));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	portal = verify_open_query(query,
+							   st->with_body ?
+							   "query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
+							   "query must return two columns: a bigint id and a simhash",
+							   st->with_body ?
+							   "Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
+							   "Write the query as SELECT id, fingerprint FROM ...");
 	pairs_check_columns(st, portal->tupDesc);
 	st->rows_len = 1024;
 	st->rows = pairs_resize(st, NULL, st->rows_len);

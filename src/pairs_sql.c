@@ -16,12 +16,16 @@
 #include "pairs.h"
 #include "verify.h"
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/tuplesort.h"
 
 /* ---- simhash_pairs ---- */
@@ -346,4 +350,140 @@ Datum
 simhash_dedup_verified(PG_FUNCTION_ARGS)
 {
 	return dedup_function(fcinfo, true);
+}
+
+/*
+ * ---- the forms with a linkage or a key: simhash_clusters, simhash_dedup and
+ * simhash_lineage with a linkage, and the _keyed forms ----
+ *
+ * Each runs the PL/pgSQL function simhash_keyed(anyelement, ...), which reads
+ * the query's shape, numbers its rows when needed and runs the engines above.
+ * It is called here by its OID, the one function of that name and signature
+ * in the extension's schema, and not by a call in SQL: in such a call, a
+ * function that someone who may create functions in the schema put beside it,
+ * with the key's exact type instead of anyelement, would be chosen instead.
+ */
+
+/* what simhash_keyed() is asked: from the name and arguments of the form */
+typedef struct KeyedCall
+{
+	const char *what;			/* "pairs", "clusters", "dedup", "lineage" */
+	int			first;			/* the query's argument: 1 with a key, else 0 */
+	bool		verified;		/* a min_similarity after max_distance */
+	bool		linkage;		/* a linkage: all but the pairs */
+} KeyedCall;
+
+static KeyedCall
+keyed_call(FunctionCallInfo fcinfo)
+{
+	char	   *name = get_func_name(fcinfo->flinfo->fn_oid);
+	KeyedCall	call;
+	int			rest;
+
+	call.first = strstr(name, "_keyed") != NULL ? 1 : 0;
+	call.what = strncmp(name, "simhash_pairs", 13) == 0 ? "pairs" :
+		strncmp(name, "simhash_clusters", 16) == 0 ? "clusters" :
+		strncmp(name, "simhash_dedup", 13) == 0 ? "dedup" : "lineage";
+	call.linkage = strcmp(call.what, "pairs") != 0;
+	/* the arguments after the key: query, max_distance[, min_similarity][, linkage][, shingle, units] */
+	rest = PG_NARGS() - call.first;
+	call.verified = rest >= (call.linkage ? 6 : 5);
+	pfree(name);
+	return call;
+}
+
+PG_FUNCTION_INFO_V1(simhash_keyed_form);
+Datum
+simhash_keyed_form(PG_FUNCTION_ARGS)
+{
+	KeyedCall	call = keyed_call(fcinfo);
+	Oid			key_type = call.first ? get_fn_expr_argtype(fcinfo->flinfo, 0) : INT8OID;
+	Oid			argtypes[9] = {ANYELEMENTOID, TEXTOID, TEXTOID, INT4OID, FLOAT8OID, TEXTOID, INT4OID, TEXTOID, BOOLOID};
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			helper;
+	List	   *args = NIL;
+	FuncExpr   *expr;
+	FmgrInfo	flinfo;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo hrsinfo;
+	TupleDesc	hdesc;
+	TupleTableSlot *slot;
+	int			a = call.first;
+	int			i;
+
+	LOCAL_FCINFO(hfcinfo, 9);
+
+	if (!OidIsValid(key_type))
+		elog(ERROR, "could not determine the type of the key");
+	helper = LookupFuncName(list_make2(makeString(get_namespace_name(nsp)), makeString("simhash_keyed")),
+							9, argtypes, false);
+	for (i = 0; i < 9; i++)
+		args = lappend(args, makeNullConst(i == 0 ? key_type : argtypes[i], -1,
+										   i == 0 ? get_typcollation(key_type) :
+										   argtypes[i] == TEXTOID ? DEFAULT_COLLATION_OID : InvalidOid));
+	expr = makeFuncExpr(helper, RECORDOID, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	expr->funcretset = true;
+	if (get_expr_result_type((Node *) expr, NULL, &hdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "simhash_keyed must return a row type");
+
+	InitMaterializedSRF(fcinfo, 0);
+	fmgr_info(helper, &flinfo);
+	flinfo.fn_expr = (Node *) expr;
+	memset(&hrsinfo, 0, sizeof(hrsinfo));
+	hrsinfo.type = T_ReturnSetInfo;
+	hrsinfo.econtext = rsinfo->econtext;
+	hrsinfo.expectedDesc = hdesc;
+	hrsinfo.allowedModes = (int) SFRM_Materialize;
+	hrsinfo.returnMode = SFRM_Materialize;
+	InitFunctionCallInfoData(*hfcinfo, &flinfo, 9, PG_GET_COLLATION(), NULL, (Node *) &hrsinfo);
+
+	/* key, what, query, max_distance, min_similarity, linkage, shingle, units, ordered */
+	for (i = 0; i < 9; i++)
+		hfcinfo->args[i].isnull = true;
+	if (call.first)
+		hfcinfo->args[0] = fcinfo->args[0];
+	hfcinfo->args[1].value = CStringGetTextDatum(call.what);
+	hfcinfo->args[1].isnull = false;
+	hfcinfo->args[2] = fcinfo->args[a];
+	hfcinfo->args[3] = fcinfo->args[a + 1];
+	if (call.verified)
+	{
+		/* a NULL min_similarity: no rows, as the strict forms */
+		hfcinfo->args[4] = fcinfo->args[a + 2];
+		if (PG_ARGISNULL(a + 2))
+			hfcinfo->args[2].isnull = true;
+		if (call.linkage)
+			hfcinfo->args[5] = fcinfo->args[a + 3];
+		hfcinfo->args[6] = fcinfo->args[a + (call.linkage ? 4 : 3)];
+		hfcinfo->args[7] = fcinfo->args[a + (call.linkage ? 5 : 4)];
+	}
+	else
+	{
+		if (call.linkage)
+			hfcinfo->args[5] = fcinfo->args[a + 2];
+		hfcinfo->args[6].value = Int32GetDatum(3);
+		hfcinfo->args[6].isnull = false;
+		hfcinfo->args[7].value = CStringGetTextDatum("words");
+		hfcinfo->args[7].isnull = false;
+	}
+	hfcinfo->args[8].value = BoolGetDatum(call.first == 1);
+	hfcinfo->args[8].isnull = false;
+
+	(void) FunctionCallInvoke(hfcinfo);
+	if (hrsinfo.setResult == NULL)
+		return (Datum) 0;
+	if (hrsinfo.returnMode != SFRM_Materialize)
+		elog(ERROR, "simhash_keyed did not return a materialized set");
+
+	/* the form's columns are the first ones of simhash_keyed's */
+	slot = MakeSingleTupleTableSlot(hrsinfo.setDesc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(hrsinfo.setResult, true, false, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(slot);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, slot->tts_values, slot->tts_isnull);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_end(hrsinfo.setResult);
+	return (Datum) 0;
 }

@@ -19,7 +19,6 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "parser/parse_coerce.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
@@ -28,6 +27,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 
 #define VERIFY_FETCH_ROWS	10000
 
@@ -62,43 +62,110 @@ struct VerifyState
 };
 
 /*
+ * Whether a body column of this type is read: text, varchar and char (whose
+ * values are text's), or a stored shingle set (bigint[]).  Other types of
+ * the string category (name, a fixed-size type; an extension's type) are not
+ * laid out as text, so they are refused rather than misread.
+ */
+bool
+verify_body_type_ok(Oid type)
+{
+	type = getBaseType(type);
+	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID || type == INT8ARRAYOID;
+}
+
+/*
+ * Why the caller's query is not a plain read, or NULL: a statement that is
+ * not a SELECT (INSERT, UPDATE, DELETE or MERGE with RETURNING, or a utility
+ * statement that returns rows: EXPLAIN ANALYZE runs its statement), a WITH
+ * that changes data, or row locks.  A utility statement that returns no rows
+ * is left to the caller's error for such a query.
+ */
+static char *
+verify_query_writes(SPIPlanPtr plan)
+{
+	ListCell   *lc;
+
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
+		ListCell   *lq;
+
+		foreach(lq, source->query_list)
+		{
+			Query	   *q = lfirst_node(Query, lq);
+
+			if (q->commandType == CMD_UTILITY && !SPI_is_cursor_plan(plan))
+				continue;
+			if (q->commandType != CMD_SELECT)
+				return psprintf("The query is a %s statement.", GetCommandTagName(source->commandTag));
+			if (q->hasModifyingCTE)
+				return pstrdup("The query has a WITH clause that changes data.");
+			if (q->rowMarks != NIL)
+				return pstrdup("The query locks rows (FOR UPDATE or FOR SHARE).");
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Opens the caller's query in a read-only cursor (in an SPI connection).  A
+ * query that returns no rows is refused with shape and hint (NULL: none), and
+ * so is a query that is not a plain read (verify_query_writes()).
+ */
+Portal
+verify_open_query(const char *query, const char *shape, const char *hint)
+{
+	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
+	char	   *writes;
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	writes = verify_query_writes(plan);
+	if (writes != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("query must be a read-only SELECT"),
+				 errdetail("%s", writes),
+				 errhint("The query is only read: write it as a SELECT, and change data in a statement of its own.")));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s", shape),
+				 errdetail("The query does not return rows."),
+				 hint != NULL ? errhint("%s", hint) : 0));
+	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
+}
+
+/*
  * Opens the query in a cursor and checks that it returns natts columns; with
  * types, also their types (InvalidOid for the text or bigint[] body).
  */
 static Portal
 verify_open(const char *query, int natts, const Oid *types, const char *shape)
 {
-	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
-	Portal		portal;
-	TupleDesc	desc;
+	char	   *message = psprintf("query must return %s", shape);
+	Portal		portal = verify_open_query(query, message, NULL);
+	TupleDesc	desc = portal->tupDesc;
 	int			i;
 
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("query must return %s", shape),
-				 errdetail("The query does not return rows.")));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
-	desc = portal->tupDesc;
 	if (desc->natts != natts)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("query must return %s", shape)));
+				 errmsg("%s", message)));
 	for (i = 0; types != NULL && i < natts; i++)
 	{
-		Oid			type = getBaseType(TupleDescAttr(desc, i)->atttypid);
+		Oid			type = TupleDescAttr(desc, i)->atttypid;
 
-		if (types[i] == InvalidOid ?
-			!(type == INT8ARRAYOID || TypeCategory(type) == TYPCATEGORY_STRING) :
-			type != types[i])
+		if (types[i] == InvalidOid ? !verify_body_type_ok(type) : getBaseType(type) != types[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("query must return %s", shape),
-					 errdetail("Column %d has type %s.", i + 1,
-							   format_type_be(TupleDescAttr(desc, i)->atttypid))));
+					 errmsg("%s", message),
+					 errdetail("Column %d has type %s.", i + 1, format_type_be(type)),
+					 types[i] == InvalidOid ?
+					 errhint("The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[].") : 0));
 	}
+	pfree(message);
 	return portal;
 }
 

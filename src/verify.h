@@ -7,8 +7,14 @@
 #define SIMHASH_VERIFY_H
 
 #include "shingle.h"
+#include "utils/portal.h"
 
 typedef struct VerifyState VerifyState;
+
+/* the types a body column may have: text, varchar, char, or bigint[] */
+extern bool verify_body_type_ok(Oid type);
+/* the caller's query in a read-only cursor (refused if it changes data) */
+extern Portal verify_open_query(const char *query, const char *shape, const char *hint);
 
 /* a verified pair: a candidate and the Jaccard similarity of its two bodies */
 typedef void (*VerifyPairFn) (int64 id_a, int64 id_b, int distance, double similarity, void *arg);
