@@ -60,6 +60,14 @@ if page != 'README.md':
                 break
 open(out + '/setup.sql', 'w', encoding='utf-8').write('\n'.join(setup) + '\n')
 text = open(page, encoding='utf-8').read().split('\n')
+def close(j, opened):
+    # the line of the fence that closes the block opened at line opened
+    while j < len(text) and text[j].strip() != '```':
+        j += 1
+    if j == len(text):
+        open(out + '/unclosed', 'w').write(str(opened + 1))
+        sys.exit(0)
+    return j
 i, n, mark = 0, 0, None
 while i < len(text):
     line = text[i]
@@ -67,9 +75,7 @@ while i < len(text):
     if m and m.group(1) != 'setup':
         mark = m.group(1)
     if line.strip() == '```sql':
-        j = i + 1
-        while text[j].strip() != '```':
-            j += 1
+        j = close(i + 1, i)
         n += 1
         base = '%s/%03d' % (out, n)
         open(base + '.sql', 'w', encoding='utf-8').write('\n'.join(text[i + 1:j]) + '\n')
@@ -79,17 +85,12 @@ while i < len(text):
         mark = None
         # a plain ``` block right after it: the output psql must print
         if j + 1 < len(text) and text[j + 1].strip() == '```':
-            k = j + 2
-            while text[k].strip() != '```':
-                k += 1
+            k = close(j + 2, j + 1)
             open(base + '.out', 'w', encoding='utf-8').write('\n'.join(text[j + 2:k]) + '\n')
             j = k
         i = j
     elif line.startswith('```'):
-        j = i + 1
-        while text[j].strip() != '```':
-            j += 1
-        i = j
+        i = close(i + 1, i)
         mark = None
     i += 1
 EOF
@@ -136,6 +137,10 @@ reasons = {'citus': 'needs a Citus cluster, which this test does not start',
            'fragment': 'a fragment, not a statement to paste',
            'benchmark': "needs a benchmark's corpus"}
 passed = failed = 0
+if os.path.exists(os.path.join(work, 'unclosed')):
+    print('%s: FAILED: the code block opened at line %s is never closed'
+          % (page, open(os.path.join(work, 'unclosed')).read()))
+    failed += 1
 setup_errors = [l for l in got.get('000', []) if re.match(r'^(psql:\S+: )?(ERROR|WARNING|FATAL):', l)]
 if setup_errors:
     print('%s: FAILED: the README\'s Quick start did not run as its setup' % page)
