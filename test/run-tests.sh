@@ -63,6 +63,8 @@ script_step() {
 
 echo "== README and doc/: every SQL block, in order, each page on a fresh database (test/readme.sh)"
 script_step bash "$work/src/test/readme.sh"   # the copy: README as it was when the run began
+echo "== META.json against the PGXN Meta Spec (test/pgxn-meta.py)"
+script_step python3 test/pgxn-meta.py
 echo "== pg_dump and restore of a near-duplicate exclusion constraint (test/dump_restore.sh)"
 script_step bash test/dump_restore.sh
 stop_cluster "$work/regress"
