@@ -44,10 +44,12 @@ install-drop-old-scripts:
 prove_installcheck:
 	$(prove_installcheck)
 
-# the release archive for PGXN: the committed tree of HEAD (tag it first)
+# the release archive for PGXN: the committed tree of HEAD (tag it first),
+# checked against META.json's spec (test/pgxn-meta.py)
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 dist:
 	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD
+	python3 test/pgxn-meta.py $(EXTENSION)-$(EXTVERSION).zip
 
 # PostgreSQL 15 is the oldest version the code compiles against; CI builds and
 # tests 15, 17 and 18 (16 is packaged by no Debian release, so it is untested)

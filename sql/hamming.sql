@@ -34,7 +34,7 @@ BEGIN
       RETURN NEXT line;
     ELSE
       -- a node (not one of its "Key: value" lines) starts or ends a scan of docs
-      IF line ~ '->' OR line !~ '^\s*[A-Z][A-Za-z ]*: ' THEN
+      IF line ~ '^\s*->' OR line !~ '^\s*[A-Z][A-Za-z ]*: ' THEN
         on_docs := line ~ ' on docs(_fp)?( |$)';
       END IF;
       IF on_docs THEN

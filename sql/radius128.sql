@@ -9,10 +9,15 @@ RESET client_min_messages;
 SELECT '(0123456789abcdef0123456789ABCDEF,28)'::simhash128_ball AS ball,
        ' ( 0123456789abcdef0123456789abcdef , -1 ) '::simhash128_ball AS empty_ball,
        '(0123456789abcdef0123456789abcdef,+128)'::simhash128_ball AS whole_space;
-SELECT simhash128_ball('0123456789abcdef0123456789abcdef', 200) AS clamped_high,
-       simhash128_ball('0123456789abcdef0123456789abcdef', -5) AS clamped_low,
+SELECT simhash128_ball('0123456789abcdef0123456789abcdef', 128) AS whole_space,
+       simhash128_ball('0123456789abcdef0123456789abcdef', 0) AS point,
        simhash128_ball_center('(0123456789abcdef0123456789abcdef,3)'),
        simhash128_ball_radius('(0123456789abcdef0123456789abcdef,3)');
+-- a radius outside 0..128 is an error, as every threshold is (not clamped)
+SELECT simhash128_ball('0123456789abcdef0123456789abcdef', 129);
+SELECT simhash128_ball('0123456789abcdef0123456789abcdef', -1);
+SELECT simhash128_within(md5('1')::simhash128, md5('2')::simhash128, 129);
+SELECT simhash128_at_distance(md5('1')::simhash128, md5('2')::simhash128, -1);
 \set VERBOSITY default
 SELECT '(0123456789abcdef,3)'::simhash128_ball;
 SELECT '0123456789abcdef0123456789abcdef,3'::simhash128_ball;
@@ -48,8 +53,8 @@ SELECT bool_and((fp <@ simhash128_ball(:'q', k)) = ((fp <~> :'q') <= k)) AS in_b
        bool_and((simhash128_ball(:'q', k) @> fp) = ((fp <~> :'q') <= k)) AS contains,
        bool_and(simhash128_within(fp, :'q', k) = ((fp <~> :'q') <= k)) AS within,
        bool_and(simhash128_at_distance(fp, :'q', k) = ((fp <~> :'q') = k)) AS at_distance,
-       count(*) FILTER (WHERE fp <@ simhash128_ball(:'q', -1)) AS in_empty_ball
-FROM fp128, generate_series(-2, 130) k WHERE fp IS NOT NULL;
+       count(*) FILTER (WHERE fp <@ ('(' || :'q' || ',-1)')::simhash128_ball) AS in_empty_ball
+FROM fp128, generate_series(0, 128) k WHERE fp IS NOT NULL;
 
 -- the planner's rewrite: "a <~> b <= k" becomes simhash128_within(a, b, k)
 EXPLAIN (COSTS OFF) SELECT i FROM fp128 WHERE fp <~> '0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f' <= 28;

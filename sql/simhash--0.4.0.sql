@@ -258,7 +258,7 @@ COMMENT ON FUNCTION simhash_ball_send(simhash_ball) IS 'writes a simhash_ball in
 
 CREATE FUNCTION simhash_ball(center simhash, radius integer) RETURNS simhash_ball
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION simhash_ball(simhash, integer) IS 'the ball of fingerprints within radius bits of center (radius clamped to -1..64; -1 is empty)';
+COMMENT ON FUNCTION simhash_ball(simhash, integer) IS 'the ball of fingerprints within radius bits of center (radius 0..64, any other an error)';
 CREATE FUNCTION simhash_ball_center(simhash_ball) RETURNS simhash
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_ball_center(simhash_ball) IS 'center of a simhash_ball';
@@ -1343,7 +1343,7 @@ COMMENT ON FUNCTION simhash128_ball_send(simhash128_ball) IS 'writes a simhash12
 
 CREATE FUNCTION simhash128_ball(center simhash128, radius integer) RETURNS simhash128_ball
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION simhash128_ball(simhash128, integer) IS 'the ball of 128-bit fingerprints within radius bits of center (radius clamped to -1..128; -1 is empty)';
+COMMENT ON FUNCTION simhash128_ball(simhash128, integer) IS 'the ball of 128-bit fingerprints within radius bits of center (radius 0..128, any other an error)';
 CREATE FUNCTION simhash128_ball_center(simhash128_ball) RETURNS simhash128
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash128_ball_center(simhash128_ball) IS 'center of a simhash128_ball';

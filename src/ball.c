@@ -13,14 +13,28 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+/*
+ * The range check of every threshold or distance argument (a function's, a
+ * batch function's, the hamming index's max_distance option): SQLSTATE 22023
+ * and the range in the message, as for min_similarity.  No argument is
+ * clamped; "fp <~> q <= k" is an integer comparison and takes any k (the
+ * planner support keeps it exact, see support.c).
+ */
+void
+simhash_check_threshold(const char *name, int32 value, int32 bits)
+{
+	if (value < 0 || value > bits)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between 0 and %d, not %d", name, bits, value),
+				 errhint("A distance between two %d-bit fingerprints is between 0 and %d bits.",
+						 bits, bits)));
+}
+
 void
 simhash_check_distance(int32 k)
 {
-	if (k < 0 || k > SIMHASH_BITS)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("Hamming distance %d is out of range", k),
-				 errhint("A distance between two simhash values is between 0 and 64.")));
+	simhash_check_threshold("max_distance", k, SIMHASH_BITS);
 }
 
 static void
@@ -57,6 +71,7 @@ PG_FUNCTION_INFO_V1(simhash_within);
 Datum
 simhash_within(PG_FUNCTION_ARGS)
 {
+	simhash_check_threshold("max_distance", PG_GETARG_INT32(2), SIMHASH_BITS);
 	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) <= PG_GETARG_INT32(2));
 }
 
@@ -64,6 +79,7 @@ PG_FUNCTION_INFO_V1(simhash_at_distance);
 Datum
 simhash_at_distance(PG_FUNCTION_ARGS)
 {
+	simhash_check_threshold("distance", PG_GETARG_INT32(2), SIMHASH_BITS);
 	PG_RETURN_BOOL(simhash_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)) == PG_GETARG_INT32(2));
 }
 

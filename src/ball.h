@@ -1,7 +1,7 @@
 /*
  * ball.h
  *	  The simhash_ball type (every fingerprint within a radius of a center;
- *	  ball.c, ball_io.c) and the range check of a Hamming distance.
+ *	  ball.c, ball_io.c) and the range check of a threshold or distance.
  */
 #ifndef SIMHASH_BALL_H
 #define SIMHASH_BALL_H
@@ -21,6 +21,7 @@ typedef struct SimhashBall
 #define DatumGetSimhashBallP(X)		((SimhashBall *) DatumGetPointer(X))
 #define PG_GETARG_SIMHASH_BALL_P(n) DatumGetSimhashBallP(PG_GETARG_DATUM(n))
 
+extern void simhash_check_threshold(const char *name, int32 value, int32 bits);
 extern void simhash_check_distance(int32 k);
 
 /* ball_io.c: the text form of a ball of bits-bit fingerprints */

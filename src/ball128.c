@@ -84,18 +84,14 @@ simhash128_ball_send(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
-/*
- * simhash128_ball(center, radius): radii outside 0..128 are clamped (a
- * negative radius gives the empty ball), so that any integer comparison of a
- * distance can be expressed as a ball.
- */
+/* simhash128_ball(center, radius): the radius is checked (0..128), as in simhash_ball */
 PG_FUNCTION_INFO_V1(simhash128_ball);
 Datum
 simhash128_ball(PG_FUNCTION_ARGS)
 {
 	int32		radius = PG_GETARG_INT32(1);
 
-	radius = Max(BALL_MIN_RADIUS, Min(radius, SIMHASH128_BITS));
+	simhash_check_threshold("radius", radius, SIMHASH128_BITS);
 	PG_RETURN_POINTER(make_ball128(PG_GETARG_SIMHASH128_P(0), radius));
 }
 
@@ -139,6 +135,7 @@ PG_FUNCTION_INFO_V1(simhash128_within);
 Datum
 simhash128_within(PG_FUNCTION_ARGS)
 {
+	simhash_check_threshold("max_distance", PG_GETARG_INT32(2), SIMHASH128_BITS);
 	PG_RETURN_BOOL(simhash128_distance_of(PG_GETARG_SIMHASH128_P(0), PG_GETARG_SIMHASH128_P(1)) <=
 				   PG_GETARG_INT32(2));
 }
@@ -147,6 +144,7 @@ PG_FUNCTION_INFO_V1(simhash128_at_distance);
 Datum
 simhash128_at_distance(PG_FUNCTION_ARGS)
 {
+	simhash_check_threshold("distance", PG_GETARG_INT32(2), SIMHASH128_BITS);
 	PG_RETURN_BOOL(simhash128_distance_of(PG_GETARG_SIMHASH128_P(0), PG_GETARG_SIMHASH128_P(1)) ==
 				   PG_GETARG_INT32(2));
 }

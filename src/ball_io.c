@@ -4,8 +4,7 @@
  *	  center): text and binary I/O, the constructor and the accessors.
  *
  * Text form: (center,radius), the center 16 hexadecimal digits, the radius a
- * decimal integer from -1 (the empty ball, which simhash_ball() gives for a
- * negative radius) to 64, with optional white space around each part.
+ * decimal integer from -1 (the empty ball) to 64, with optional white space around each part.
  * Binary form: the center as 8 bytes and the radius as 4 bytes, big-endian.
  */
 #include "hex.h"
@@ -149,9 +148,8 @@ simhash_ball_send(PG_FUNCTION_ARGS)
 }
 
 /*
- * simhash_ball(center, radius): radii outside 0..64 are clamped (a negative
- * radius gives the empty ball), so that any integer comparison of a distance
- * can be expressed as a ball.
+ * simhash_ball(center, radius): the radius is checked as every threshold is
+ * (0..64).  The empty ball (radius -1) exists only as a literal.
  */
 PG_FUNCTION_INFO_V1(simhash_ball);
 Datum
@@ -159,7 +157,7 @@ simhash_ball(PG_FUNCTION_ARGS)
 {
 	int32		radius = PG_GETARG_INT32(1);
 
-	radius = Max(BALL_MIN_RADIUS, Min(radius, SIMHASH_BITS));
+	simhash_check_threshold("radius", radius, SIMHASH_BITS);
 	PG_RETURN_POINTER(make_ball(PG_GETARG_SIMHASH(0), radius));
 }
 

@@ -8,6 +8,7 @@
  *	  and ordering values that a scan of either width keeps.
  */
 #include "mih.h"
+#include "ball.h"
 #include "settings.h"
 #include "hamming.h"
 
@@ -26,6 +27,12 @@
 static relopt_kind hamming_relopt_kind;
 
 /*
+ * max_distance when unset; its bounds are checked by hamming_options, with
+ * the message of every other threshold
+ */
+#define MAX_DISTANCE_UNSET PG_INT32_MIN
+
+/*
  * The options probe_tables (on by default), max_distance (unset) and
  * tail_limit, registered when the library loads.  Changing max_distance does not check
  * the rows already indexed: REINDEX does, for an exclusion constraint.
@@ -38,8 +45,8 @@ hamming_init_reloptions(void)
 					   "Whether CREATE INDEX and REINDEX write probe tables (multi-index hashing), or only packed pages that every scan reads in full",
 					   true, AccessExclusiveLock);
 	add_int_reloption(hamming_relopt_kind, "max_distance",
-					  "The threshold of the % operator in this index, 0..64 (as in an exclusion constraint EXCLUDE USING hamming (fp WITH %)); unset (-1): the setting simhash.max_distance of the session",
-					  -1, -1, SIMHASH_BITS, AccessExclusiveLock);
+					  "The threshold of the % operator in this index, 0..64 (as in an exclusion constraint EXCLUDE USING hamming (fp WITH %)); unset: the setting simhash.max_distance of the session",
+					  MAX_DISTANCE_UNSET, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 	add_int_reloption(hamming_relopt_kind, "tail_limit",
 					  "Size in kB of the tail (rows inserted since the probe tables were written) at which an insert merges it into new probe tables; -1 (unset): over 1 MB and over 1/24 of the rows in the probe tables",
 					  -1, -1, MAX_KILOBYTES, ShareUpdateExclusiveLock);
@@ -58,6 +65,8 @@ hamming_options(Datum reloptions, bool validate)
 
 	parsed = (HammingOptions *) build_reloptions(reloptions, validate, hamming_relopt_kind,
 												 sizeof(HammingOptions), options, lengthof(options));
+	if (validate && parsed != NULL && parsed->max_distance != MAX_DISTANCE_UNSET)
+		simhash_check_threshold("max_distance", parsed->max_distance, SIMHASH_BITS);
 	if (validate && parsed != NULL && parsed->tail_limit != -1 && parsed->tail_limit < HAMMING_MIN_TAIL_LIMIT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -77,7 +86,7 @@ hamming_similar_radius(Relation index)
 {
 	HammingOptions *options = (HammingOptions *) index->rd_options;
 
-	if (options != NULL && options->max_distance >= 0)
+	if (options != NULL && options->max_distance != MAX_DISTANCE_UNSET)
 		return options->max_distance;
 	return simhash_max_distance_guc;
 }

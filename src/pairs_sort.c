@@ -14,6 +14,12 @@
 
 /* ---- progress ---- */
 
+/*
+ * A NOTICE every PAIRS_NOTICE_INTERVAL_MS.  It names the work, not the
+ * function: the engines also run inside simhash_lineage, the keyed forms and
+ * the forms with a linkage, and PostgreSQL's CONTEXT line of the notice names
+ * the function the user called.
+ */
 void
 pairs_progress(PairsState *st)
 {
@@ -24,18 +30,18 @@ pairs_progress(PairsState *st)
 	st->next_notice = TimestampTzPlusMilliseconds(now, PAIRS_NOTICE_INTERVAL_MS);
 	if (st->checking_ids)
 		ereport(NOTICE,
-				(errmsg("%s: checking that the %lld ids are distinct",
-						st->fname, (long long) st->ntotal)));
+				(errmsg("near-duplicate search: checking that the %lld ids are distinct",
+						(long long) st->ntotal)));
 	else if (st->collapsing)
 		ereport(NOTICE,
-				(errmsg("%s: grouping the identical fingerprints of %lld rows",
-						st->fname, (long long) st->ninput)));
+				(errmsg("near-duplicate search: grouping the identical fingerprints of %lld rows",
+						(long long) st->ninput)));
 	else if (st->table == 0)
 		ereport(NOTICE,
-				(errmsg("%s: %lld rows read so far", st->fname, (long long) st->ntotal)));
+				(errmsg("near-duplicate search: %lld rows read so far", (long long) st->ntotal)));
 	else
 		ereport(NOTICE,
-				(errmsg("%s: table %d of %d, %lld pairs so far", st->fname,
+				(errmsg("near-duplicate search: table %d of %d, %lld pairs so far",
 						st->table, st->ntables, (long long) st->npairs)));
 }
 

@@ -5,7 +5,9 @@
  * 1. The comparison operators between simhash_distance (what <~> returns)
  *	  and integer carry simhash_distance_support.  At simplification it
  *	  rewrites "a <~> b <= k" (also <, =, and the commuted forms) into the
- *	  boolean function simhash_within(a, b, k) (simhash_at_distance for =).
+ *	  boolean function simhash_within(a, b, k) (simhash_at_distance for =),
+ *	  with an exact integer comparison beside it when k may be outside
+ *	  0..64.
  * 2. Those functions carry simhash_within_support.  When either fingerprint
  *	  argument is an indexed column, it offers the index condition
  *	  "column <@ simhash_ball(other, k)", which the GIN and hamming classes
@@ -136,6 +138,69 @@ binary_simplify_call(Node *rawreq)
 	return list_length(call->args) == 2 ? call : NULL;
 }
 
+static Node *
+int4_const(int32 value)
+{
+	return (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(value), false, true);
+}
+
+/* LEAST(GREATEST(k, 0), bits): k brought into the range of a threshold */
+static Node *
+clamp_distance(Node *k, int bits)
+{
+	MinMaxExpr *greatest = makeNode(MinMaxExpr);
+	MinMaxExpr *least = makeNode(MinMaxExpr);
+
+	greatest->minmaxtype = least->minmaxtype = INT4OID;
+	greatest->op = IS_GREATEST;
+	greatest->args = list_make2(k, int4_const(0));
+	greatest->location = -1;
+	least->op = IS_LEAST;
+	least->args = list_make2(greatest, int4_const(bits));
+	least->location = -1;
+	return (Node *) least;
+}
+
+/*
+ * "(a <-> b) op k" with the extension's integer distance and core's integer
+ * operator op: the exact comparison, which no support function rewrites
+ */
+static Expr *
+integer_comparison(Oid sibling, const char *op, Node *a, Node *b, Node *k)
+{
+	Oid			distance_op;
+	Oid			compare_op;
+	Expr	   *distance;
+	OpExpr	   *result;
+
+	distance_op = OpernameGetOprid(list_make2(makeString(get_namespace_name(get_func_namespace(sibling))),
+											  makeString("<->")),
+								   exprType(a), exprType(b));
+	compare_op = OpernameGetOprid(list_make2(makeString("pg_catalog"), makeString(pstrdup(op))),
+								  INT4OID, exprType(k));
+	if (!OidIsValid(distance_op) || !OidIsValid(compare_op))
+		return NULL;
+	distance = make_opclause(distance_op, INT4OID, false, (Expr *) copyObject(a),
+							 (Expr *) copyObject(b), InvalidOid, InvalidOid);
+	set_opfuncid((OpExpr *) distance);
+	result = (OpExpr *) make_opclause(compare_op, BOOLOID, false, distance, (Expr *) copyObject(k),
+									  InvalidOid, InvalidOid);
+	set_opfuncid(result);
+	return (Expr *) result;
+}
+
+/*
+ * "d <= k" (and <, =, the commuted forms) with d = a <~> b becomes
+ * simhash_within(a, b, k) (simhash_at_distance for =), which an index can
+ * answer.  Those functions take a threshold of 0..64 (0..128 for
+ * simhash128) and reject any other, but the comparison is core's integer
+ * comparison and takes any k.  So when k is a constant within the range the
+ * call is simhash_within(a, b, k); otherwise (a constant outside it, a
+ * parameter, a column of another table) it is
+ *   simhash_within(a, b, LEAST(GREATEST(k, 0), 64)) AND (a <-> b) <= k
+ * whose first half an index answers and whose second keeps the answer the
+ * comparison's, row for row, whatever k is.
+ */
 PG_FUNCTION_INFO_V1(simhash_distance_support);
 Datum
 simhash_distance_support(PG_FUNCTION_ARGS)
@@ -147,10 +212,14 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 	Node	   *a;
 	Node	   *b;
 	Node	   *k;
+	Node	   *given_k;
 	bool		strict_less;	/* "<": the radius is k - 1 */
 	bool		equal;
+	bool		wide;
+	int			bits;
 	Oid			argtypes[3];
 	Oid			target;
+	Expr	   *exact;
 
 	if (call == NULL)
 		PG_RETURN_POINTER(NULL);
@@ -179,6 +248,7 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 	else
 		PG_RETURN_POINTER(NULL);
 
+	given_k = k;
 	if (strict_less)
 	{
 		if (IsA(k, Const))
@@ -187,20 +257,14 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 
 			if (c->constisnull || DatumGetInt32(c->constvalue) == PG_INT32_MIN)
 				PG_RETURN_POINTER(NULL);
-			k = (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-								   Int32GetDatum(DatumGetInt32(c->constvalue) - 1), false, true);
+			k = int4_const(DatumGetInt32(c->constvalue) - 1);
 		}
 		else
 		{
 			/* k - 1, with k raised to INT_MIN + 1 first: "d < INT_MIN" stays false */
-			Node	   *lowest = (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-												   Int32GetDatum(PG_INT32_MIN + 1), false, true);
-			Node	   *one = (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-												 Int32GetDatum(1), false, true);
-
-			k = (Node *) makeFuncExpr(F_INT4LARGER, INT4OID, list_make2(k, lowest),
+			k = (Node *) makeFuncExpr(F_INT4LARGER, INT4OID, list_make2(k, int4_const(PG_INT32_MIN + 1)),
 									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-			k = (Node *) makeFuncExpr(F_INT4MI, INT4OID, list_make2(k, one),
+			k = (Node *) makeFuncExpr(F_INT4MI, INT4OID, list_make2(k, int4_const(1)),
 									  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 		}
 	}
@@ -208,14 +272,33 @@ simhash_distance_support(PG_FUNCTION_ARGS)
 	argtypes[0] = exprType(a);
 	argtypes[1] = exprType(b);
 	argtypes[2] = INT4OID;
+	wide = is_wide(argtypes[0], call->funcid);
+	bits = wide ? SIMHASH128_BITS : SIMHASH_BITS;
 	target = extension_function(call->funcid,
-								psprintf("%s_%s", is_wide(argtypes[0], call->funcid) ? "simhash128" : "simhash",
+								psprintf("%s_%s", wide ? "simhash128" : "simhash",
 										 equal ? "at_distance" : "within"),
 								3, argtypes);
 	if (!OidIsValid(target))
 		PG_RETURN_POINTER(NULL);
-	PG_RETURN_POINTER(makeFuncExpr(target, BOOLOID, list_make3(a, b, k),
-								   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+
+	/* a constant threshold within the range (or NULL): the function alone */
+	if (IsA(k, Const) && (((Const *) k)->constisnull ||
+						  (DatumGetInt32(((Const *) k)->constvalue) >= 0 &&
+						   DatumGetInt32(((Const *) k)->constvalue) <= bits)))
+		PG_RETURN_POINTER(makeFuncExpr(target, BOOLOID, list_make3(a, b, k),
+									   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+
+	exact = integer_comparison(call->funcid, equal ? "=" : strict_less ? "<" : "<=", a, b, given_k);
+	if (exact == NULL)
+		PG_RETURN_POINTER(NULL);
+	if (IsA(k, Const))
+		k = int4_const(Max(0, Min(DatumGetInt32(((Const *) k)->constvalue), bits)));
+	else
+		k = clamp_distance(k, bits);
+	PG_RETURN_POINTER(make_andclause(list_make2(makeFuncExpr(target, BOOLOID, list_make3(a, b, k),
+															 InvalidOid, InvalidOid,
+															 COERCE_EXPLICIT_CALL),
+												exact)));
 }
 
 /*

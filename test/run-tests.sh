@@ -5,7 +5,7 @@
 # the extension, then runs as the server's user, on a throwaway cluster:
 # `make installcheck` (the pg_regress suite, sql/ and expected/, the isolation
 # tests, test/isolation/, then the TAP tests, test/t/: streaming standby, crash
-# recovery, concurrent writers and readers), every SQL block of README.md
+# recovery, concurrent writers and readers), every SQL block of README.md and doc/
 # (test/readme.sh), a pg_dump and restore of an exclusion constraint
 # (test/dump_restore.sh), the C-against-Python cross-check of fingerprints on
 # the sample in test/data, and the Citus cluster test (test/citus.sh, skipped when Citus is
@@ -61,8 +61,10 @@ script_step() {
 	fi
 }
 
-echo "== README: every SQL block, in order, on a fresh database (test/readme.sh)"
+echo "== README and doc/: every SQL block, in order, each page on a fresh database (test/readme.sh)"
 script_step bash "$work/src/test/readme.sh"   # the copy: README as it was when the run began
+echo "== META.json against the PGXN Meta Spec (test/pgxn-meta.py)"
+script_step python3 test/pgxn-meta.py
 echo "== pg_dump and restore of a near-duplicate exclusion constraint (test/dump_restore.sh)"
 script_step bash test/dump_restore.sh
 stop_cluster "$work/regress"
