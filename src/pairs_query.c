@@ -104,13 +104,7 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 		st->words = 2;
 	st->width = st->words * SIMHASH_BITS;
 	st->row_size = sizeof(PairsRow) + (st->words - 1) * sizeof(uint64);
-	if (st->width == SIMHASH_BITS)
-		simhash_check_distance(st->max_distance);
-	else if (st->max_distance > st->width)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("Hamming distance %d is out of range", st->max_distance),
-				 errhint("A distance between two simhash values is between 0 and 64, between two simhash128 values between 0 and 128, and between two pairs of simhash128 values (a query with two simhash128 columns) between 0 and 256.")));
+	simhash_check_threshold("max_distance", st->max_distance, st->width);
 	if (!st->with_body)
 		return;
 	body_type = TupleDescAttr(desc, natts - 1)->atttypid;
