@@ -62,11 +62,13 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/relscan.h"
 #include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/buffile.h"
 
 /* cost-based vacuum delay; 18 tells it whether ANALYZE (never, here) is asking */
 #if PG_VERSION_NUM >= 180000
@@ -541,6 +543,32 @@ extern void hamming_tids_add(HammingTids *tids, ItemPointer tid);
 extern Size hamming_tids_count(const HammingTids *tids);
 extern bool hamming_tids_next(HammingTids *tids, ItemPointer tid);
 extern void hamming_tids_end(HammingTids *tids);
+
+/*
+ * Parallel builds (hamming_build_parallel.c): each participant scans its
+ * share of the table, sorts it and exports it to a file of a shared file
+ * set (hamming_sort_export); the leader reads the participants' runs back
+ * merged (hamming_sort_import) and writes the index as a serial build does
+ */
+typedef struct HammingSortRun
+{
+	Size		count;			/* entries, and keys of each of tables 1..3 */
+	int			fileno[HAMMING_NTABLES];	/* where table j's part begins (BufFileTell) */
+	off_t		offset[HAMMING_NTABLES];
+} HammingSortRun;
+typedef struct HammingParallelBuild HammingParallelBuild;
+extern void hamming_sort_export(HammingSort *sort, BufFile *file, HammingSortRun *run);
+extern HammingSort *hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs,
+										BufFile **files);
+extern void hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls);
+extern double hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo,
+								 TableScanDesc scan, bool progress, HammingSort *sort,
+								 HammingTids *nulls, double *indtuples);
+extern HammingParallelBuild *hamming_parallel_build_begin(Relation heap, Relation index,
+														  IndexInfo *indexInfo, HammingSort **sort,
+														  HammingTids **nulls, double *reltuples,
+														  double *indtuples);
+extern void hamming_parallel_build_end(HammingParallelBuild *build);
 
 /* hamming_merge.c */
 typedef enum HammingMergeBy

@@ -101,6 +101,37 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 }
 
+/* the sorts of a build of budget bytes: a sixteenth for NULL TIDs, 6 bytes each, the rest for the entries */
+void
+hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls)
+{
+	*sort = hamming_sort_begin(budget / 16 * 15, false);
+	*nulls = hamming_tids_begin(budget / 16);
+}
+
+/*
+ * The entries of a heap scan into sort and nulls: of the whole table (scan
+ * NULL), or of a participant's share of a parallel scan; progress: report
+ * the blocks scanned.  Returns the heap's tuples, adds the index's to
+ * *indtuples.
+ */
+double
+hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo, TableScanDesc scan,
+				   bool progress, HammingSort *sort, HammingTids *nulls, double *indtuples)
+{
+	HammingBuildState *state = palloc0(sizeof(HammingBuildState));
+	double		reltuples;
+
+	state->index = index;
+	state->sort = sort;
+	state->nulls = nulls;
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+									   build_callback, (void *) state, scan);
+	*indtuples += state->indtuples;
+	pfree(state);
+	return reltuples;
+}
+
 /* dir_bits of the tables of n entries: a bucket of the directory holds about HAMMING_BUCKET_ROWS */
 static int
 dir_bits_for(Size n)
@@ -420,6 +451,7 @@ IndexBuildResult *
 hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	HammingBuildState *state;
+	HammingParallelBuild *parallel = NULL;
 	IndexBuildResult *result;
 	double		reltuples;
 	Buffer		metabuf;
@@ -438,20 +470,27 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	state = palloc0(sizeof(HammingBuildState));
 	state->index = index;
-	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
-	{
-		/* a sixteenth of the memory for NULL TIDs, 6 bytes each, the rest for the entries */
-		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024 / 16 * 15, false);
-		state->nulls = hamming_tids_begin((Size) maintenance_work_mem * 1024 / 16);
-	}
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);
 	hamming_init_page(state->pages[HAMMING_TARGET_NULLS].data, HAMMING_NULLS);
 	state->last_written[HAMMING_TARGET_DATA] = InvalidBlockNumber;
 	state->last_written[HAMMING_TARGET_NULLS] = InvalidBlockNumber;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SCAN);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   build_callback, (void *) state, NULL);
+	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
+	{
+		/* the probe tables: built by parallel workers if they run, else here */
+		parallel = hamming_parallel_build_begin(heap, index, indexInfo, &state->sort,
+												&state->nulls, &reltuples, &state->indtuples);
+		if (parallel == NULL)
+		{
+			hamming_build_sorts((Size) maintenance_work_mem * 1024, &state->sort, &state->nulls);
+			reltuples = hamming_build_scan(heap, index, indexInfo, NULL, true, state->sort,
+										   state->nulls, &state->indtuples);
+		}
+	}
+	else
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   build_callback, (void *) state, NULL);
 
 	meta = palloc0(sizeof(HammingMetaPageData));
 	if (state->sort != NULL)
@@ -467,13 +506,15 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 								RelationGetRelationName(index)),
 						 errdetail("Rows added later stay in its tail, which every query reads, until it is rebuilt."),
 						 errhint("Partition the table, so that each index holds fewer rows (about 110 million at most).")));
-			if (hamming_sort_runs(state->sort) > 0)
+			if (parallel == NULL && hamming_sort_runs(state->sort) > 0)
 				ereport(DEBUG1,
 						(errmsg("hamming index \"%s\" was built of %zu entries sorted in %d runs on temporary files",
 								RelationGetRelationName(index), hamming_sort_count(state->sort),
 								hamming_sort_runs(state->sort))));
 		}
 		hamming_sort_end(state->sort);
+		if (parallel != NULL)
+			hamming_parallel_build_end(parallel);
 		{
 			ItemPointerData tid;
 
