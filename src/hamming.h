@@ -544,11 +544,17 @@ extern Size hamming_tids_count(const HammingTids *tids);
 extern bool hamming_tids_next(HammingTids *tids, ItemPointer tid);
 extern void hamming_tids_end(HammingTids *tids);
 
+/* a build's subphases after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE (hamming_build_phase_name) */
+#define HAMMING_PHASE_SCAN		2
+#define HAMMING_PHASE_SORT		3
+#define HAMMING_PHASE_WRITE		4
+
 /*
  * Parallel builds (hamming_build_parallel.c): each participant scans its
  * share of the table, sorts it and exports it to a file of a shared file
- * set (hamming_sort_export); the leader reads the participants' runs back
- * merged (hamming_sort_import) and writes the index as a serial build does
+ * set (hamming_sort_export); then each probe table is read back merged from
+ * every participant's run (hamming_sort_import) by one of them, and written
+ * onto the blocks that a serial build gives it (hamming_build_layout)
  */
 typedef struct HammingSortRun
 {
@@ -556,19 +562,19 @@ typedef struct HammingSortRun
 	int			fileno[HAMMING_NTABLES];	/* where table j's part begins (BufFileTell) */
 	off_t		offset[HAMMING_NTABLES];
 } HammingSortRun;
-typedef struct HammingParallelBuild HammingParallelBuild;
 extern void hamming_sort_export(HammingSort *sort, BufFile *file, HammingSortRun *run);
 extern HammingSort *hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs,
 										BufFile **files);
 extern void hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls);
+extern BlockNumber hamming_build_layout(Size n, HammingMetaPageData *meta);
+extern void hamming_write_sorted_table(HammingSort *sort, int table, HammingPageSink sink, void *arg,
+									   HammingMetaPageData *meta);
 extern double hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo,
 								 TableScanDesc scan, bool progress, HammingSort *sort,
 								 HammingTids *nulls, double *indtuples);
-extern HammingParallelBuild *hamming_parallel_build_begin(Relation heap, Relation index,
-														  IndexInfo *indexInfo, HammingSort **sort,
-														  HammingTids **nulls, double *reltuples,
-														  double *indtuples);
-extern void hamming_parallel_build_end(HammingParallelBuild *build);
+extern bool hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
+								   HammingMetaPageData *meta, HammingTids **nulls,
+								   double *reltuples, double *indtuples);
 
 /* hamming_merge.c */
 typedef enum HammingMergeBy

@@ -4,17 +4,22 @@
  *	  asks for plan_create_index_workers() workers (max_parallel_maintenance_
  *	  workers, and at least 32 MB of maintenance_work_mem per participant),
  *	  through a parallel context on every version (17 and later decide
- *	  with amcanbuildparallel and hand the number in the IndexInfo).  Each
- *	  participant (the workers, and the leader unless
+ *	  with amcanbuildparallel and hand the number in the IndexInfo).
+ *
+ *	  First each participant (the workers, and the leader unless
  *	  parallel_leader_participation is off) scans its share of the table
  *	  through a parallel table scan, sorts it four ways within its share of
  *	  maintenance_work_mem (spilling as a serial build does) and exports the
  *	  sorted entries, the keys of tables 1..3 and its NULL TIDs to a file of
- *	  a shared file set.  The leader then reads the participants' runs back
- *	  merged, and hamming_build.c writes the index from them as from a
- *	  serial build's sort: the probe tables hold the same entries in the
- *	  same order, and the NULL TIDs are merged in block order, as a serial
- *	  scan from the table's first block meets them.  The files go with the
+ *	  a shared file set.  Once every share is exported, the number of
+ *	  entries gives each probe table the blocks that a serial build writes
+ *	  it on; the leader extends the index over them, and the workers and the
+ *	  leader take the tables one at a time: each reads its table back merged
+ *	  from every participant's run, writes its pages and its directory on
+ *	  its blocks and WAL-logs them.  The leader then writes the NULL TIDs
+ *	  (merged in block order, as a serial scan from the table's first block
+ *	  meets them) to the tail and the metapage, as a serial build does: the
+ *	  index is the serial build's, page for page.  The files go with the
  *	  parallel context's shared memory, on success, error or cancel alike.
  */
 #include "hamming.h"
@@ -23,12 +28,18 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xloginsert.h"
 #include "catalog/index.h"
+#include "commands/progress.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/lmgr.h"
 #include "storage/sharedfileset.h"
+#include "storage/smgr.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"
@@ -55,18 +66,29 @@ typedef struct BuildShared
 	Oid			heaprelid;
 	Oid			indexrelid;
 	bool		isconcurrent;
+	bool		needs_wal;		/* the leader's RelationNeedsWAL() */
 	Size		budget;			/* memory of each participant */
 	SharedFileSet fileset;
+	ConditionVariable cv;		/* a share exported, the tables' blocks ready */
+	pg_atomic_uint32 next_table;	/* the next probe table to write */
 	slock_t		mutex;
+	/* under mutex: */
+	int			nparticipants;	/* 0 until the leader knows them */
+	int			nexported;
+	bool		tables_ready;	/* the index extended over the tables' blocks */
+	Size		nentries;		/* in the tables: the participants' entries */
+	HammingMetaPageData layout;	/* where each table and directory begins */
 	/* the workers' slots by ParallelWorkerNumber, then the leader's */
+	int			nslots;
 	Participant slot[FLEXIBLE_ARRAY_MEMBER];
 } BuildShared;
 
-struct HammingParallelBuild
+/* a probe table's sink: its blocks, in order from the first */
+typedef struct TableSink
 {
-	ParallelContext *pcxt;
-	Snapshot	snapshot;
-};
+	Relation	index;
+	BlockNumber next;
+} TableSink;
 
 /* the file of a participant's slot in the shared file set */
 static const char *
@@ -115,7 +137,100 @@ participate(BuildShared *shared, ParallelTableScanDesc pscan, Relation heap, Rel
 	p->nulls_fileno = nulls_fileno;
 	p->nulls_offset = nulls_offset;
 	p->done = true;
+	shared->nexported++;
 	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
+}
+
+/* wait for every share exported (leader) or for the tables' blocks (workers) */
+static void
+wait_for(BuildShared *shared, bool tables)
+{
+	for (;;)
+	{
+		bool		ready;
+
+		SpinLockAcquire(&shared->mutex);
+		ready = tables ? shared->tables_ready :
+			shared->nparticipants > 0 && shared->nexported == shared->nparticipants;
+		SpinLockRelease(&shared->mutex);
+		if (ready)
+			break;
+		ConditionVariableSleep(&shared->cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+	}
+	ConditionVariableCancelSleep();
+}
+
+/* the files of the participants' shares, opened */
+static int
+open_shares(BuildShared *shared, const Participant **parts, BufFile **files)
+{
+	int			n = 0;
+	int			slot;
+
+	for (slot = 0; slot < shared->nslots; slot++)
+	{
+		char		name[MAXPGPATH];
+
+		if (!shared->slot[slot].done)
+			continue;
+		parts[n] = &shared->slot[slot];
+		files[n++] = BufFileOpenFileSet(&shared->fileset.fs, slot_file(slot, name), O_RDONLY, false);
+	}
+	return n;
+}
+
+/* the sink of a table: its next block (the leader extended the index over it) */
+static BlockNumber
+table_sink(void *arg, Page page)
+{
+	TableSink  *sink = (TableSink *) arg;
+	Buffer		buffer = ReadBufferExtended(sink->index, MAIN_FORKNUM, sink->next, RBM_ZERO_AND_LOCK, NULL);
+
+	memcpy(BufferGetPage(buffer), page, BLCKSZ);
+	MarkBufferDirty(buffer);
+	UnlockReleaseBuffer(buffer);
+	return sink->next++;
+}
+
+/*
+ * Take probe tables until none is left: each read back merged from every
+ * share, written on its blocks (with its directory) and WAL-logged
+ */
+static void
+write_tables(BuildShared *shared, Relation index)
+{
+	const Participant **parts = palloc(shared->nslots * sizeof(Participant *));
+	HammingSortRun *runs = palloc(shared->nslots * sizeof(HammingSortRun));
+	BufFile   **files = palloc(shared->nslots * sizeof(BufFile *));
+	HammingMetaPageData *meta = palloc0(sizeof(HammingMetaPageData));
+	uint32		table;
+
+	while (shared->nentries > 0 &&
+		   (table = pg_atomic_fetch_add_u32(&shared->next_table, 1)) < HAMMING_NTABLES)
+	{
+		BlockNumber first = shared->layout.table_start[table];
+		TableSink	sink = {index, first};
+		HammingSort *sort;
+		int			n = open_shares(shared, parts, files);
+		int			i;
+
+		for (i = 0; i < n; i++)
+			runs[i] = parts[i]->run;
+		sort = hamming_sort_import(shared->budget / 16 * 15, n, runs, files);
+		hamming_write_sorted_table(sort, (int) table, table_sink, &sink, meta);
+		hamming_sort_end(sort);
+		if (meta->table_start[table] != first ||
+			meta->dir_start[table] != shared->layout.dir_start[table])
+			elog(ERROR, "hamming index probe table %u written at block %u, not %u",
+				 table, meta->table_start[table], first);
+		if (shared->needs_wal)
+			log_newpage_range(index, MAIN_FORKNUM, first, sink.next, true);
+	}
+	pfree(parts);
+	pfree(runs);
+	pfree(files);
+	pfree(meta);
 }
 
 /* a parallel worker of the build: its share, as the leader's */
@@ -143,6 +258,8 @@ hamming_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	SharedFileSetAttach(&shared->fileset, seg);
 
 	participate(shared, pscan, heap, index, indexInfo, ParallelWorkerNumber, false);
+	wait_for(shared, true);
+	write_tables(shared, index);
 
 	index_close(index, index_mode);
 	table_close(heap, heap_mode);
@@ -220,19 +337,55 @@ merge_nulls(int n, const Participant *const *parts, BufFile **files, Size budget
 }
 
 /*
- * Build with parallel workers, if this build asks for them and any start:
- * then the participants' entries are sorted into *sort, their NULL TIDs
- * kept in *nulls, and their tuples counted; the build ends with
- * hamming_parallel_build_end once the sort is ended.  NULL: build serially.
+ * The index extended to end blocks, all new (zero) pages, at once: the
+ * participants write them through the buffer manager, each its own table
  */
-HammingParallelBuild *
-hamming_parallel_build_begin(Relation heap, Relation index, IndexInfo *indexInfo,
-							 HammingSort **sort, HammingTids **nulls, double *reltuples,
-							 double *indtuples)
+static void
+extend_to(Relation index, BlockNumber end)
+{
+	BlockNumber nblocks;
+
+	LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (end > nblocks)
+	{
+#if PG_VERSION_NUM >= 160000
+		smgrzeroextend(RelationGetSmgr(index), MAIN_FORKNUM, nblocks, end - nblocks, false);
+#else
+		PGAlignedBlock zero;
+
+		/* the blocks before the last read as zeros */
+		memset(zero.data, 0, BLCKSZ);
+		smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, end - 1, zero.data, false);
+#endif
+	}
+	UnlockRelationForExtension(index, ExclusiveLock);
+}
+
+/* the end of a parallel build, or of its attempt */
+static void
+end_parallel(ParallelContext *pcxt, Snapshot snapshot)
+{
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+}
+
+/*
+ * Build the probe tables with parallel workers, if this build asks for
+ * them and any start: then they are written (and WAL-logged if the index
+ * needs it) on the blocks after the metapage, meta says where (tail_start:
+ * the first block after them), the NULL TIDs are in *nulls, in the order of
+ * a serial build, and the tuples counted; true.  false: build serially.
+ */
+bool
+hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
+					   HammingMetaPageData *meta, HammingTids **nulls, double *reltuples,
+					   double *indtuples)
 {
 	int			nworkers = requested_workers(heap, index, indexInfo);
 	bool		leader_participates = parallel_leader_participation;
-	HammingParallelBuild *build;
 	ParallelContext *pcxt;
 	Snapshot	snapshot;
 	Size		shared_size;
@@ -242,13 +395,13 @@ hamming_parallel_build_begin(Relation heap, Relation index, IndexInfo *indexInfo
 	ParallelTableScanDesc pscan;
 	Size		budget = (Size) maintenance_work_mem * 1024;
 	const Participant **parts;
-	HammingSortRun *runs;
 	BufFile   **files;
-	int			nparts = 0;
-	int			slot;
+	BlockNumber end;
+	int			nparts;
+	int			i;
 
 	if (nworkers <= 0)
-		return NULL;
+		return false;
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("simhash", "hamming_parallel_build_main", nworkers);
@@ -267,15 +420,11 @@ hamming_parallel_build_begin(Relation heap, Relation index, IndexInfo *indexInfo
 		shm_toc_estimate_keys(&pcxt->estimator, 1);
 	}
 	InitializeParallelDSM(pcxt);
-
-	build = palloc(sizeof(HammingParallelBuild));
-	build->pcxt = pcxt;
-	build->snapshot = snapshot;
 	if (pcxt->seg == NULL)
 	{
 		/* no shared memory to be had: serially */
-		hamming_parallel_build_end(build);
-		return NULL;
+		end_parallel(pcxt, snapshot);
+		return false;
 	}
 
 	shared = shm_toc_allocate(pcxt->toc, shared_size);
@@ -283,8 +432,12 @@ hamming_parallel_build_begin(Relation heap, Relation index, IndexInfo *indexInfo
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->needs_wal = RelationNeedsWAL(index);
 	shared->budget = budget / (nworkers + (leader_participates ? 1 : 0));
+	shared->nslots = nworkers + 1;
 	SpinLockInit(&shared->mutex);
+	ConditionVariableInit(&shared->cv);
+	pg_atomic_init_u32(&shared->next_table, 0);
 	PrepareTempTablespaces();
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	shm_toc_insert(pcxt->toc, KEY_SHARED, shared);
@@ -308,54 +461,56 @@ hamming_parallel_build_begin(Relation heap, Relation index, IndexInfo *indexInfo
 	{
 		/* none started: serially, with all the memory */
 		WaitForParallelWorkersToFinish(pcxt);
-		hamming_parallel_build_end(build);
-		return NULL;
+		end_parallel(pcxt, snapshot);
+		return false;
 	}
+	SpinLockAcquire(&shared->mutex);
+	shared->nparticipants = pcxt->nworkers_launched + (leader_participates ? 1 : 0);
+	SpinLockRelease(&shared->mutex);
 
 	if (leader_participates)
 		participate(shared, pscan, heap, index, indexInfo, nworkers, true);
-	/* a worker's error is raised here, in the leader, as it was raised */
+	/* a worker that failed to start is an error here (it would export nothing) */
+	WaitForParallelWorkersToAttach(pcxt);
+	wait_for(shared, false);
+
+	/* the tables' blocks, from the number of entries; the index extended over them */
+	parts = palloc(shared->nslots * sizeof(Participant *));
+	files = palloc(shared->nslots * sizeof(BufFile *));
+	nparts = open_shares(shared, parts, files);
+	*reltuples = 0;
+	for (i = 0; i < nparts; i++)
+	{
+		*reltuples += parts[i]->reltuples;
+		*indtuples += parts[i]->indtuples;
+		shared->nentries += parts[i]->run.count;
+	}
+	if (shared->nentries >= PG_UINT32_MAX - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("hamming index \"%s\" cannot hold more than %u rows in its probe tables",
+						RelationGetRelationName(index), PG_UINT32_MAX - 1),
+				 errhint("Create it WITH (probe_tables = off), or partition the table.")));
+	end = shared->nentries > 0 ? hamming_build_layout(shared->nentries, &shared->layout) :
+		HAMMING_METAPAGE_BLKNO + 1;
+	extend_to(index, end);
+	SpinLockAcquire(&shared->mutex);
+	shared->tables_ready = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+	write_tables(shared, index);
 	WaitForParallelWorkersToFinish(pcxt);
 
-	parts = palloc((nworkers + 1) * sizeof(Participant *));
-	runs = palloc((nworkers + 1) * sizeof(HammingSortRun));
-	files = palloc((nworkers + 1) * sizeof(BufFile *));
-	*reltuples = 0;
-	for (slot = 0; slot <= nworkers; slot++)
-	{
-		Participant *p = &shared->slot[slot];
-		char		name[MAXPGPATH];
-
-		if (slot < nworkers ? slot >= pcxt->nworkers_launched : !leader_participates)
-			continue;
-		SpinLockAcquire(&shared->mutex);
-		if (!p->done)
-		{
-			SpinLockRelease(&shared->mutex);
-			elog(ERROR, "hamming index build participant %d ended without its share", slot);
-		}
-		SpinLockRelease(&shared->mutex);
-		*reltuples += p->reltuples;
-		*indtuples += p->indtuples;
-		parts[nparts] = p;
-		runs[nparts] = p->run;
-		files[nparts++] = BufFileOpenFileSet(&shared->fileset.fs, slot_file(slot, name), O_RDONLY, false);
-	}
+	if (shared->nentries > 0)
+		memcpy(meta, &shared->layout, sizeof(HammingMetaPageData));
+	meta->tail_start = end;
 	*nulls = merge_nulls(nparts, parts, files, budget / 16);
-	*sort = hamming_sort_import(budget / 16 * 15, nparts, runs, files);
+	for (i = 0; i < nparts; i++)
+		BufFileClose(files[i]);
 	pfree(parts);
-	pfree(runs);
 	pfree(files);
-	return build;
-}
-
-/* the workers' shared memory and files released: after hamming_sort_end of the sort */
-void
-hamming_parallel_build_end(HammingParallelBuild *build)
-{
-	if (IsMVCCSnapshot(build->snapshot))
-		UnregisterSnapshot(build->snapshot);
-	DestroyParallelContext(build->pcxt);
-	ExitParallelMode();
-	pfree(build);
+	end_parallel(pcxt, snapshot);
+	return true;
 }

@@ -462,14 +462,30 @@ hamming_sort_end(HammingSort *s)
 void
 hamming_sort_export(HammingSort *s, BufFile *file, HammingSortRun *run)
 {
-	HammingEntry *entries = palloc(BLCKSZ);
-	uint64	   *keys = (uint64 *) entries;
+	HammingEntry *entries;
+	uint64	   *keys;
 	int			per_block = BLCKSZ / sizeof(HammingEntry);
 	int			n = 0;
 	int			j;
 
 	hamming_sort_done(s);
 	run->count = s->total;
+	if (s->nruns == 0)
+	{
+		/* all in memory: the sorted entries, then each table's keys, as arrays */
+		BufFileTell(file, &run->fileno[0], &run->offset[0]);
+		write_file(file, s->entries, s->n * sizeof(HammingEntry));
+		for (j = 1; j < HAMMING_NTABLES; j++)
+		{
+			BufFileTell(file, &run->fileno[j], &run->offset[j]);
+			rotated_sorted_keys(s->entries, s->n, j * HAMMING_BLOCK_BITS, s->keys);
+			write_file(file, s->keys, s->n * sizeof(uint64));
+		}
+		return;
+	}
+	/* spilled: read back merged, a block at a time */
+	entries = palloc(BLCKSZ);
+	keys = (uint64 *) entries;
 	BufFileTell(file, &run->fileno[0], &run->offset[0]);
 	while (hamming_sort_next_entry(s, &entries[n]))
 	{
