@@ -11,22 +11,23 @@ RESET client_min_messages;
 SET search_path = hamming_parallel, public;
 SELECT setseed(0.43);
 
-CREATE FUNCTION random_simhash() RETURNS simhash LANGUAGE sql VOLATILE AS
-$$ SELECT (((random() * 4294967296)::bigint << 32) | (random() * 4294967296)::bigint)::simhash $$;
+-- a fingerprint for each number: two 32-bit hashes
+CREATE FUNCTION hashed_simhash(i int) RETURNS simhash LANGUAGE sql IMMUTABLE AS
+$$ SELECT ((hashint4(i)::bigint << 32) | (hashint4(-i)::bigint & 4294967295))::simhash $$;
 -- fp with d random bits flipped (some may coincide: at most d)
 CREATE FUNCTION near_simhash(fp simhash, d int) RETURNS simhash LANGUAGE sql VOLATILE AS
 $$ SELECT (fp::bigint # coalesce((SELECT bit_or(1::bigint << (random() * 63)::int)
                                    FROM generate_series(1, d)), 0))::simhash $$;
 
--- 50,000 rows: random fingerprints, neighbours of four centers, fingerprints
+-- 50,000 rows: uniform fingerprints, neighbours of four centers, fingerprints
 -- that several rows share, NULLs; then updates (HOT chains: the index holds
 -- their root TIDs) and deletions
 CREATE TABLE docs (id int, fp simhash) WITH (fillfactor = 80, autovacuum_enabled = off);
-CREATE TABLE centers AS SELECT j, random_simhash() AS fp FROM generate_series(1, 4) j;
+CREATE TABLE centers AS SELECT j, hashed_simhash(-j) AS fp FROM generate_series(1, 4) j;
 INSERT INTO docs SELECT i, CASE WHEN i % 101 = 0 THEN NULL
                                 WHEN i % 7 = 0 THEN (SELECT near_simhash(fp, i % 23) FROM centers WHERE j = i % 4 + 1)
                                 WHEN i % 13 = 0 THEN ('00000000000000' || lpad(to_hex(i % 5), 2, '0'))::simhash
-                                ELSE random_simhash() END
+                                ELSE hashed_simhash(i) END
 FROM generate_series(1, 50000) i;
 UPDATE docs SET fp = NULL WHERE id % 997 = 0;
 UPDATE docs SET fp = near_simhash(fp, 2) WHERE id % 1009 = 0;
@@ -56,6 +57,11 @@ RETURNS TABLE (blkno int, first_byte int, last_byte int) LANGUAGE sql AS $$
 CREATE TABLE radii AS SELECT j, k FROM centers, generate_series(0, 64) k WHERE k <= 24 OR j = 1;
 CREATE TABLE answers (label text, j int, k int, n bigint, checksum bigint);
 CREATE TABLE nearest (label text, j int, rank bigint, id int, d int);
+-- what an error or a cancel may have left: parallel workers of this
+-- backend, temporary files
+CREATE FUNCTION leftovers(OUT workers bigint, OUT temporary_files bigint) LANGUAGE sql AS $$
+  SELECT (SELECT count(*) FROM pg_stat_activity WHERE leader_pid = pg_backend_pid()),
+         (SELECT count(*) FROM pg_ls_dir('base/pgsql_tmp', true, false)) $$;
 CREATE FUNCTION record_answers(label text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;
@@ -159,8 +165,7 @@ SET parallel_leader_participation = off;
 CREATE INDEX docs_error ON docs USING hamming (leader_only(fp));
 \set VERBOSITY default
 RESET parallel_leader_participation;
-SELECT count(*) AS workers_left FROM pg_stat_activity WHERE leader_pid = pg_backend_pid();
-SELECT count(*) AS temporary_files FROM pg_ls_dir('base/pgsql_tmp', true, false);
+SELECT * FROM leftovers();
 
 -- a statement timeout cancels the build: no worker and no file left either
 CREATE FUNCTION slow(fp simhash) RETURNS simhash LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
@@ -170,8 +175,7 @@ SET statement_timeout = '300ms';
 CREATE INDEX docs_cancelled ON docs USING hamming (slow(fp));
 \set VERBOSITY default
 RESET statement_timeout;
-SELECT count(*) AS workers_left FROM pg_stat_activity WHERE leader_pid = pg_backend_pid();
-SELECT count(*) AS temporary_files FROM pg_ls_dir('base/pgsql_tmp', true, false);
+SELECT * FROM leftovers();
 SELECT count(*) AS hamming_indexes FROM pg_indexes WHERE schemaname = 'hamming_parallel';
 
 SET client_min_messages = warning;

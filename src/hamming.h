@@ -5,7 +5,8 @@
  *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
  *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
  *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
- *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c).
+ *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c,
+ *	  hamming_build_parallel.c).
  *
  * The index has two parts.  The probe tables hold every fingerprint of the
  * table four times, each copy sorted on a different 16-bit block of the

@@ -5,7 +5,9 @@
  *	  (hamming_sort.c: in maintenance_work_mem, 24 bytes per row, and in
  *	  sorted runs on temporary files beyond it); they are written as the
  *	  probe tables with their directories, then the pages of NULL
- *	  fingerprints, and the whole index is WAL-logged once at the end.  An
+ *	  fingerprints, and the whole index is WAL-logged once at the end (or
+ *	  with parallel workers, hamming_build_parallel.c: the same tables,
+ *	  sorted and written by the participants, each WAL-logging its own).  An
  *	  index built WITH (probe_tables = off) is tail pages only (filled one
  *	  page of each kind at a time, as inserts fill them), 14 bytes a row, and
  *	  answers every query by a pass.

@@ -9,7 +9,9 @@
  *	  build or a merge of any size takes no more than its memory setting and
  *	  temporary files (within temp_file_limit), as a btree build does.  A
  *	  sort of keys only (a merge's tombstones) keeps no order of table 0.
- *	  And the TIDs of NULL fingerprints that a build or a merge carries
+ *	  A participant of a parallel build exports its sorted entries and keys
+ *	  to a file of a shared file set, and a sort imports the participants'
+ *	  files as its runs, to read one table of them back merged.  And the TIDs of NULL fingerprints that a build or a merge carries
  *	  over, within a budget and in a temporary file beyond it.
  */
 #include "hamming.h"
