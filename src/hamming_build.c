@@ -20,7 +20,6 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 
-
 typedef struct HammingBuildState
 {
 	Relation	index;

@@ -76,6 +76,7 @@ typedef struct BuildShared
 	int			nparticipants;	/* 0 until the leader knows them */
 	int			nexported;
 	bool		tables_ready;	/* the index extended over the tables' blocks */
+	/* set by the leader before tables_ready: */
 	Size		nentries;		/* in the tables: the participants' entries */
 	HammingMetaPageData layout;	/* where each table and directory begins */
 	/* the workers' slots by ParallelWorkerNumber, then the leader's */
