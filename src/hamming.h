@@ -5,7 +5,8 @@
  *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
  *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
  *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
- *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c).
+ *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c,
+ *	  hamming_build_parallel.c).
  *
  * The index has two parts.  The probe tables hold every fingerprint of the
  * table four times, each copy sorted on a different 16-bit block of the
@@ -62,11 +63,13 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/relscan.h"
 #include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/buffile.h"
 
 /* cost-based vacuum delay; 18 tells it whether ANALYZE (never, here) is asking */
 #if PG_VERSION_NUM >= 180000
@@ -542,6 +545,38 @@ extern void hamming_tids_add(HammingTids *tids, ItemPointer tid);
 extern Size hamming_tids_count(const HammingTids *tids);
 extern bool hamming_tids_next(HammingTids *tids, ItemPointer tid);
 extern void hamming_tids_end(HammingTids *tids);
+
+/* a build's subphases after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE (hamming_build_phase_name) */
+#define HAMMING_PHASE_SCAN		2
+#define HAMMING_PHASE_SORT		3
+#define HAMMING_PHASE_WRITE		4
+
+/*
+ * Parallel builds (hamming_build_parallel.c): each participant scans its
+ * share of the table, sorts it and exports it to a file of a shared file
+ * set (hamming_sort_export); then each probe table is read back merged from
+ * every participant's run (hamming_sort_import) by one of them, and written
+ * onto the blocks that a serial build gives it (hamming_build_layout)
+ */
+typedef struct HammingSortRun
+{
+	Size		count;			/* entries, and keys of each of tables 1..3 */
+	int			fileno[HAMMING_NTABLES];	/* where table j's part begins (BufFileTell) */
+	off_t		offset[HAMMING_NTABLES];
+} HammingSortRun;
+extern void hamming_sort_export(HammingSort *sort, BufFile *file, HammingSortRun *run);
+extern HammingSort *hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs,
+										BufFile **files);
+extern void hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls);
+extern BlockNumber hamming_build_layout(Size n, HammingMetaPageData *meta);
+extern void hamming_write_sorted_table(HammingSort *sort, int table, HammingPageSink sink, void *arg,
+									   HammingMetaPageData *meta);
+extern double hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo,
+								 TableScanDesc scan, bool progress, HammingSort *sort,
+								 HammingTids *nulls, double *indtuples);
+extern bool hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
+								   HammingMetaPageData *meta, HammingTids **nulls,
+								   double *reltuples, double *indtuples);
 
 /* hamming_merge.c */
 typedef enum HammingMergeBy

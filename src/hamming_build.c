@@ -5,7 +5,9 @@
  *	  (hamming_sort.c: in maintenance_work_mem, 24 bytes per row, and in
  *	  sorted runs on temporary files beyond it); they are written as the
  *	  probe tables with their directories, then the pages of NULL
- *	  fingerprints, and the whole index is WAL-logged once at the end.  An
+ *	  fingerprints, and the whole index is WAL-logged once at the end (or
+ *	  with parallel workers, hamming_build_parallel.c: the same tables,
+ *	  sorted and written by the participants, each WAL-logging its own).  An
  *	  index built WITH (probe_tables = off) is tail pages only (filled one
  *	  page of each kind at a time, as inserts fill them), 14 bytes a row, and
  *	  answers every query by a pass.
@@ -17,10 +19,6 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-
-#define HAMMING_PHASE_SCAN		2	/* subphases after PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE */
-#define HAMMING_PHASE_SORT		3
-#define HAMMING_PHASE_WRITE		4
 
 typedef struct HammingBuildState
 {
@@ -101,6 +99,37 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 }
 
+/* the sorts of a build of budget bytes: a sixteenth for NULL TIDs, 6 bytes each, the rest for the entries */
+void
+hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls)
+{
+	*sort = hamming_sort_begin(budget / 16 * 15, false);
+	*nulls = hamming_tids_begin(budget / 16);
+}
+
+/*
+ * The entries of a heap scan into sort and nulls: of the whole table (scan
+ * NULL), or of a participant's share of a parallel scan; progress: report
+ * the blocks scanned.  Returns the heap's tuples, adds the index's to
+ * *indtuples.
+ */
+double
+hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo, TableScanDesc scan,
+				   bool progress, HammingSort *sort, HammingTids *nulls, double *indtuples)
+{
+	HammingBuildState *state = palloc0(sizeof(HammingBuildState));
+	double		reltuples;
+
+	state->index = index;
+	state->sort = sort;
+	state->nulls = nulls;
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+									   build_callback, (void *) state, scan);
+	*indtuples += state->indtuples;
+	pfree(state);
+	return reltuples;
+}
+
 /* dir_bits of the tables of n entries: a bucket of the directory holds about HAMMING_BUCKET_ROWS */
 static int
 dir_bits_for(Size n)
@@ -112,17 +141,32 @@ dir_bits_for(Size n)
 	return dir_bits;
 }
 
+/* pages of the entries of probe table j of n entries */
+static Size
+entry_pages(Size n, int table)
+{
+	Size		capacity = table == 0 ? HAMMING_PAGE_CAPACITY : HAMMING_KEYS_CAPACITY;
+
+	return (n + capacity - 1) / capacity;
+}
+
+/* pages of the directory of a probe table of n entries */
+static Size
+directory_pages(Size n)
+{
+	return (((Size) 1 << dir_bits_for(n)) + 1 + HAMMING_DIRECTORY_CAPACITY - 1) / HAMMING_DIRECTORY_CAPACITY;
+}
+
 /* pages of probe tables of n entries, with nnulls NULL TIDs after table 0 */
 Size
 hamming_table_pages(Size n, Size nnulls)
 {
-	Size		dir_pages = (((Size) 1 << dir_bits_for(n)) + 1 + HAMMING_DIRECTORY_CAPACITY - 1) /
-		HAMMING_DIRECTORY_CAPACITY;
+	Size		pages = (nnulls + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY;
+	int			j;
 
-	return (n + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY +
-		(nnulls + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY +
-		(HAMMING_NTABLES - 1) * ((n + HAMMING_KEYS_CAPACITY - 1) / HAMMING_KEYS_CAPACITY) +
-		HAMMING_NTABLES * dir_pages;
+	for (j = 0; j < HAMMING_NTABLES; j++)
+		pages += entry_pages(n, j) + directory_pages(n);
+	return pages;
 }
 
 /*
@@ -290,6 +334,77 @@ writer_directory(TableWriter *w)
 }
 
 /*
+ * Write probe table j of n entries that source gives in order, through
+ * sink, then its directory: table 0's fingerprints and TIDs (and after them
+ * the pages of the NULL TIDs, a merge's), or the fingerprints rotated left
+ * by 16 j bits; every page stamped with gen.  meta gets where they begin.
+ */
+static void
+write_table(int table, Size n, const HammingTableSource *source, HammingTids *nulls,
+			uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
+{
+	TableWriter *w = palloc(sizeof(TableWriter));
+	HammingEntry entry;
+	uint64		key;
+
+	w->sink = sink;
+	w->arg = arg;
+	w->gen = gen;
+	w->dir_bits = dir_bits_for(n);
+	w->dir = palloc((((Size) 1 << w->dir_bits) + 1) * sizeof(uint32));
+	if (table == 0)
+	{
+		PGAlignedBlock block;
+		Page		page = block.data;
+		Size		nnulls = nulls ? hamming_tids_count(nulls) : 0;
+		Size		i;
+
+		writer_start(w, 0, HAMMING_DATA | HAMMING_SORTED);
+		while (source->next_entry(source->arg, &entry))
+			writer_entry(w, &entry);
+		meta->table_start[0] = writer_finish(w, n);
+
+		hamming_init_page(page, HAMMING_NULLS | HAMMING_SORTED);
+		meta->null_pages = 0;
+		for (i = 0; i < nnulls; i++)
+		{
+			HammingPageOpaque opaque = HammingPageGetOpaque(page);
+
+			HammingPageFingerprints(page)[opaque->nentries] = 0;
+			if (!hamming_tids_next(nulls, &HammingPageTids(page)[opaque->nentries++]))
+				elog(ERROR, "hamming index sort lost NULL TIDs");
+			if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == nnulls - 1)
+			{
+				BlockNumber blkno = sink_page(sink, arg, page, HAMMING_NULLS | HAMMING_SORTED, gen);
+
+				if (meta->table_start[0] == InvalidBlockNumber)
+					meta->table_start[0] = blkno;	/* a table 0 of no entries */
+				meta->null_pages++;
+			}
+		}
+	}
+	else
+	{
+		writer_start(w, table, HAMMING_KEYS);
+		while (source->next_key(source->arg, table, &key))
+			writer_key(w, key);
+		meta->table_start[table] = writer_finish(w, n);
+	}
+	meta->dir_start[table] = writer_directory(w);
+	pfree(w->dir);
+	pfree(w);
+}
+
+/* what meta says of probe tables of n entries, but where they are */
+static void
+describe_tables(Size n, HammingMetaPageData *meta)
+{
+	meta->ntables = HAMMING_NTABLES;
+	meta->dir_bits = dir_bits_for(n);
+	meta->nsorted = (uint32) n;
+}
+
+/*
  * Write the probe tables of n entries that source gives in order, through
  * sink, in this order: table 0, the pages of the NULL TIDs (a merge's;
  * a build puts them in the tail), then each table's directory and tables
@@ -301,63 +416,33 @@ void
 hamming_write_streams(Size n, const HammingTableSource *source, HammingTids *nulls,
 					  uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta)
 {
-	TableWriter *w = palloc(sizeof(TableWriter));
-	PGAlignedBlock block;
-	Page		page = block.data;
-	HammingEntry entry;
-	uint64		key;
-	Size		nnulls;
-	Size		i;
 	int			j;
 
-	w->sink = sink;
-	w->arg = arg;
-	w->gen = gen;
-	w->dir_bits = dir_bits_for(n);
-	w->dir = palloc((((Size) 1 << w->dir_bits) + 1) * sizeof(uint32));
-	meta->ntables = HAMMING_NTABLES;
-	meta->dir_bits = w->dir_bits;
-	meta->nsorted = (uint32) n;
+	describe_tables(n, meta);
+	for (j = 0; j < HAMMING_NTABLES; j++)
+		write_table(j, n, source, nulls, gen, sink, arg, meta);
+}
 
-	/* table 0: fingerprints and TIDs */
-	writer_start(w, 0, HAMMING_DATA | HAMMING_SORTED);
-	while (source->next_entry(source->arg, &entry))
-		writer_entry(w, &entry);
-	meta->table_start[0] = writer_finish(w, n);
+/*
+ * The probe tables of a build of n entries on the blocks after the
+ * metapage, table after table, each with its directory after it: where
+ * they begin, into meta; returns the first block after them
+ */
+BlockNumber
+hamming_build_layout(Size n, HammingMetaPageData *meta)
+{
+	BlockNumber next = HAMMING_METAPAGE_BLKNO + 1;
+	int			j;
 
-	/* the NULL TIDs */
-	hamming_init_page(page, HAMMING_NULLS | HAMMING_SORTED);
+	describe_tables(n, meta);
 	meta->null_pages = 0;
-	nnulls = nulls ? hamming_tids_count(nulls) : 0;
-	for (i = 0; i < nnulls; i++)
+	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
-		HammingPageOpaque opaque = HammingPageGetOpaque(page);
-
-		HammingPageFingerprints(page)[opaque->nentries] = 0;
-		if (!hamming_tids_next(nulls, &HammingPageTids(page)[opaque->nentries++]))
-			elog(ERROR, "hamming index sort lost NULL TIDs");
-		if (opaque->nentries == HAMMING_PAGE_CAPACITY || i == nnulls - 1)
-		{
-			BlockNumber blkno = sink_page(sink, arg, page, HAMMING_NULLS | HAMMING_SORTED, gen);
-
-			if (meta->table_start[0] == InvalidBlockNumber)
-				meta->table_start[0] = blkno;	/* a table 0 of no entries */
-			meta->null_pages++;
-		}
+		meta->table_start[j] = next;
+		meta->dir_start[j] = next + entry_pages(n, j);
+		next = meta->dir_start[j] + directory_pages(n);
 	}
-	meta->dir_start[0] = writer_directory(w);
-
-	/* tables 1..3: the fingerprints rotated left by 16 j bits, sorted */
-	for (j = 1; j < HAMMING_NTABLES; j++)
-	{
-		writer_start(w, j, HAMMING_KEYS);
-		while (source->next_key(source->arg, j, &key))
-			writer_key(w, key);
-		meta->table_start[j] = writer_finish(w, n);
-		meta->dir_start[j] = writer_directory(w);
-	}
-	pfree(w->dir);
-	pfree(w);
+	return next;
 }
 
 /* the source of a sort's entries, reporting a build's progress */
@@ -409,6 +494,20 @@ hamming_write_sorted(HammingSort *sort, HammingTids *nulls, bool progress,
 	hamming_write_streams(hamming_sort_count(sort), &source, nulls, gen, sink, arg, meta);
 }
 
+/*
+ * Write probe table j of the entries of sort (a build's: its pages without
+ * generation), with its directory, through sink; meta gets where they begin
+ */
+void
+hamming_write_sorted_table(HammingSort *sort, int table, HammingPageSink sink, void *arg,
+						   HammingMetaPageData *meta)
+{
+	SortSource	src = {sort, false, table};
+	HammingTableSource source = {sort_next_entry, sort_next_key, &src};
+
+	write_table(table, hamming_sort_count(sort), &source, NULL, 0, sink, arg, meta);
+}
+
 /* the build's sink: behind the index's last page */
 static BlockNumber
 build_sink(void *arg, Page page)
@@ -423,7 +522,8 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	IndexBuildResult *result;
 	double		reltuples;
 	Buffer		metabuf;
-	HammingMetaPageData *meta;
+	HammingMetaPageData *meta = palloc0(sizeof(HammingMetaPageData));
+	BlockNumber logged_from = HAMMING_METAPAGE_BLKNO;	/* WAL-logs the blocks from here at the end */
 	int			target;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -438,50 +538,52 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	state = palloc0(sizeof(HammingBuildState));
 	state->index = index;
-	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
-	{
-		/* a sixteenth of the memory for NULL TIDs, 6 bytes each, the rest for the entries */
-		state->sort = hamming_sort_begin((Size) maintenance_work_mem * 1024 / 16 * 15, false);
-		state->nulls = hamming_tids_begin((Size) maintenance_work_mem * 1024 / 16);
-	}
 	hamming_init_page(state->pages[HAMMING_TARGET_DATA].data, HAMMING_DATA);
 	hamming_init_page(state->pages[HAMMING_TARGET_NULLS].data, HAMMING_NULLS);
 	state->last_written[HAMMING_TARGET_DATA] = InvalidBlockNumber;
 	state->last_written[HAMMING_TARGET_NULLS] = InvalidBlockNumber;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_SCAN);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   build_callback, (void *) state, NULL);
-
-	meta = palloc0(sizeof(HammingMetaPageData));
-	if (state->sort != NULL)
+	if (index->rd_options == NULL || ((HammingOptions *) index->rd_options)->probe_tables)
 	{
-		if (hamming_sort_count(state->sort) > 0)
-		{
-			hamming_write_sorted(state->sort, NULL, true, 0, build_sink, index, meta);
-			meta->tail_start = RelationGetNumberOfBlocks(index);
-			if (!hamming_tables_mappable((hamming_sort_count(state->sort) + HAMMING_PAGE_CAPACITY - 1) /
-										 HAMMING_PAGE_CAPACITY))
-				ereport(NOTICE,
-						(errmsg("hamming index \"%s\" has more rows than a merge can rewrite",
-								RelationGetRelationName(index)),
-						 errdetail("Rows added later stay in its tail, which every query reads, until it is rebuilt."),
-						 errhint("Partition the table, so that each index holds fewer rows (about 110 million at most).")));
-			if (hamming_sort_runs(state->sort) > 0)
-				ereport(DEBUG1,
-						(errmsg("hamming index \"%s\" was built of %zu entries sorted in %d runs on temporary files",
-								RelationGetRelationName(index), hamming_sort_count(state->sort),
-								hamming_sort_runs(state->sort))));
-		}
-		hamming_sort_end(state->sort);
-		{
-			ItemPointerData tid;
+		ItemPointerData tid;
 
-			while (hamming_tids_next(state->nulls, &tid))
-				stream_entry(state, HAMMING_TARGET_NULLS, 0, &tid);
-			hamming_tids_end(state->nulls);
+		/* the probe tables: by parallel workers if they run (WAL-logged as written), else here */
+		if (hamming_parallel_build(heap, index, indexInfo, meta, &state->nulls, &reltuples,
+								   &state->indtuples))
+			logged_from = meta->tail_start;
+		else
+		{
+			hamming_build_sorts((Size) maintenance_work_mem * 1024, &state->sort, &state->nulls);
+			reltuples = hamming_build_scan(heap, index, indexInfo, NULL, true, state->sort,
+										   state->nulls, &state->indtuples);
+			if (hamming_sort_count(state->sort) > 0)
+			{
+				hamming_write_sorted(state->sort, NULL, true, 0, build_sink, index, meta);
+				meta->tail_start = RelationGetNumberOfBlocks(index);
+				if (hamming_sort_runs(state->sort) > 0)
+					ereport(DEBUG1,
+							(errmsg("hamming index \"%s\" was built of %zu entries sorted in %d runs on temporary files",
+									RelationGetRelationName(index), hamming_sort_count(state->sort),
+									hamming_sort_runs(state->sort))));
+			}
+			hamming_sort_end(state->sort);
 		}
+		if (meta->ntables > 0 &&
+			!hamming_tables_mappable((meta->nsorted + HAMMING_PAGE_CAPACITY - 1) / HAMMING_PAGE_CAPACITY))
+			ereport(NOTICE,
+					(errmsg("hamming index \"%s\" has more rows than a merge can rewrite",
+							RelationGetRelationName(index)),
+					 errdetail("Rows added later stay in its tail, which every query reads, until it is rebuilt."),
+					 errhint("Partition the table, so that each index holds fewer rows (about 110 million at most).")));
+		while (hamming_tids_next(state->nulls, &tid))
+			stream_entry(state, HAMMING_TARGET_NULLS, 0, &tid);
+		hamming_tids_end(state->nulls);
 	}
+	else
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   build_callback, (void *) state, NULL);
+
 	for (target = 0; target < 2; target++)
 		flush_page(state, target);
 
@@ -507,7 +609,11 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	UnlockReleaseBuffer(metabuf);
 
 	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+	{
+		if (logged_from > HAMMING_METAPAGE_BLKNO + 1)
+			log_newpage_range(index, MAIN_FORKNUM, HAMMING_METAPAGE_BLKNO, HAMMING_METAPAGE_BLKNO + 1, true);
+		log_newpage_range(index, MAIN_FORKNUM, logged_from, RelationGetNumberOfBlocks(index), true);
+	}
 
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;

@@ -130,6 +130,9 @@ hamming_handler(PG_FUNCTION_ARGS)
 	am->amclusterable = false;
 	am->ampredlocks = false;
 	am->amcanparallel = false;
+#if PG_VERSION_NUM >= 170000
+	am->amcanbuildparallel = true;	/* parallel workers for CREATE INDEX (hamming_build_parallel.c) */
+#endif
 	am->amcaninclude = false;
 	am->amusemaintenanceworkmem = true;	/* merges in the cleanup sort within it */
 	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;

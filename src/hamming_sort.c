@@ -9,7 +9,9 @@
  *	  build or a merge of any size takes no more than its memory setting and
  *	  temporary files (within temp_file_limit), as a btree build does.  A
  *	  sort of keys only (a merge's tombstones) keeps no order of table 0.
- *	  And the TIDs of NULL fingerprints that a build or a merge carries
+ *	  A participant of a parallel build exports its sorted entries and keys
+ *	  to a file of a shared file set, and a sort imports the participants'
+ *	  files as its runs, to read one table of them back merged.  And the TIDs of NULL fingerprints that a build or a merge carries
  *	  over, within a budget and in a temporary file beyond it.
  */
 #include "hamming.h"
@@ -33,9 +35,10 @@
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* where a run of one table begins in its file */
+/* where a run of one table begins: its file, and the place in it */
 typedef struct RunStart
 {
+	BufFile    *file;
 	int			fileno;
 	off_t		offset;
 } RunStart;
@@ -70,7 +73,9 @@ struct HammingSort
 	int			maxruns;
 	Size	   *run_count;
 	RunStart   *run_start[HAMMING_NTABLES];
-	BufFile    *files[HAMMING_NTABLES];
+	/* the files they are in: one per table, or one per imported run */
+	BufFile   **files;
+	int			nfiles;
 	/* reading them back, merged: table being read, a reader per run */
 	int			table;
 	RunReader  *readers;
@@ -157,6 +162,8 @@ write_run(HammingSort *s)
 
 	if (s->nruns == 0)
 	{
+		s->nfiles = HAMMING_NTABLES;
+		s->files = palloc0(s->nfiles * sizeof(BufFile *));
 		for (j = s->keys_only ? 1 : 0; j < HAMMING_NTABLES; j++)
 			s->files[j] = BufFileCreateTemp(false);
 		s->maxruns = 8;
@@ -180,7 +187,8 @@ write_run(HammingSort *s)
 		RunStart   *start = &s->run_start[j][s->nruns];
 
 		CHECK_FOR_INTERRUPTS();
-		BufFileTell(s->files[j], &start->fileno, &start->offset);
+		start->file = s->files[j];
+		BufFileTell(start->file, &start->fileno, &start->offset);
 		if (j == 0)
 			write_file(s->files[j], s->entries, s->n * sizeof(HammingEntry));
 		else
@@ -225,12 +233,25 @@ hamming_sort_runs(const HammingSort *s)
 	return s->nruns;
 }
 
-/* every entry added: the reading may begin */
-void
-hamming_sort_done(HammingSort *s)
+/* the runs' readers: half of the budget goes to their buffers (8 kB to 16 MB each) */
+static void
+start_reading(HammingSort *s)
 {
 	int			r;
 
+	s->buffer_elements = (int) Max(Min(s->budget / 2 / s->nruns, (Size) 16 * 1024 * 1024),
+								   BLCKSZ) / sizeof(HammingEntry);
+	s->readers = palloc0(s->nruns * sizeof(RunReader));
+	for (r = 0; r < s->nruns; r++)
+		s->readers[r].buffer = palloc_extended(s->buffer_elements * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
+}
+
+/* every entry added: the reading may begin (an imported sort is ready already) */
+void
+hamming_sort_done(HammingSort *s)
+{
+	if (s->done)
+		return;
 	s->done = true;
 	if (s->nruns == 0)
 	{
@@ -245,12 +266,7 @@ hamming_sort_done(HammingSort *s)
 	pfree(s->keys);
 	s->entries = NULL;
 	s->keys = NULL;
-	/* the memory of the load goes to the readers' buffers, half of it (8 kB to 16 MB each) */
-	s->buffer_elements = (int) Max(Min(s->budget / 2 / s->nruns, (Size) 16 * 1024 * 1024),
-								   BLCKSZ) / sizeof(HammingEntry);
-	s->readers = palloc0(s->nruns * sizeof(RunReader));
-	for (r = 0; r < s->nruns; r++)
-		s->readers[r].buffer = palloc_extended(s->buffer_elements * sizeof(HammingEntry), MCXT_ALLOC_HUGE);
+	start_reading(s);
 }
 
 /* does run a's head come before run b's? */
@@ -296,7 +312,7 @@ next_head(HammingSort *s, RunReader *reader)
 	if (reader->ibuffer == reader->nbuffer)
 	{
 		Size		n = Min(reader->left, (Size) s->buffer_elements * sizeof(HammingEntry) / size);
-		BufFile    *file = s->files[s->table];
+		BufFile    *file = reader->pos.file;
 
 		CHECK_FOR_INTERRUPTS();
 		if (n == 0)
@@ -425,17 +441,116 @@ hamming_sort_end(HammingSort *s)
 	}
 	if (s->nruns > 0)
 	{
-		for (j = 0; j < HAMMING_NTABLES; j++)
+		for (j = 0; j < s->nfiles; j++)
 		{
 			if (s->files[j])
 				BufFileClose(s->files[j]);
-			pfree(s->run_start[j]);
 		}
+		pfree(s->files);
+		for (j = 0; j < HAMMING_NTABLES; j++)
+			pfree(s->run_start[j]);
 		pfree(s->run_count);
 		if (s->heap)
 			pfree(s->heap);
 	}
 	pfree(s);
+}
+
+/*
+ * A participant of a parallel build: the sort's entries in table 0's order,
+ * then the keys of tables 1..3 each in its order, written to file (merged
+ * from the sort's runs if it spilled); run says where each begins
+ */
+void
+hamming_sort_export(HammingSort *s, BufFile *file, HammingSortRun *run)
+{
+	HammingEntry *entries;
+	uint64	   *keys;
+	int			per_block = BLCKSZ / sizeof(HammingEntry);
+	int			n = 0;
+	int			j;
+
+	hamming_sort_done(s);
+	run->count = s->total;
+	if (s->nruns == 0)
+	{
+		/* all in memory: the sorted entries, then each table's keys, as arrays */
+		BufFileTell(file, &run->fileno[0], &run->offset[0]);
+		write_file(file, s->entries, s->n * sizeof(HammingEntry));
+		for (j = 1; j < HAMMING_NTABLES; j++)
+		{
+			BufFileTell(file, &run->fileno[j], &run->offset[j]);
+			rotated_sorted_keys(s->entries, s->n, j * HAMMING_BLOCK_BITS, s->keys);
+			write_file(file, s->keys, s->n * sizeof(uint64));
+		}
+		return;
+	}
+	/* spilled: read back merged, a block at a time */
+	entries = palloc(BLCKSZ);
+	keys = (uint64 *) entries;
+	BufFileTell(file, &run->fileno[0], &run->offset[0]);
+	while (hamming_sort_next_entry(s, &entries[n]))
+	{
+		if (++n == per_block)
+		{
+			write_file(file, entries, n * sizeof(HammingEntry));
+			n = 0;
+		}
+	}
+	write_file(file, entries, n * sizeof(HammingEntry));
+	for (j = 1; j < HAMMING_NTABLES; j++)
+	{
+		BufFileTell(file, &run->fileno[j], &run->offset[j]);
+		n = 0;
+		while (hamming_sort_next_key(s, j, &keys[n]))
+		{
+			if (++n == 2 * per_block)
+			{
+				write_file(file, keys, n * sizeof(uint64));
+				n = 0;
+			}
+		}
+		write_file(file, keys, n * sizeof(uint64));
+	}
+	pfree(entries);
+}
+
+/*
+ * The leader of a parallel build: a sort, ready to be read, of the runs
+ * that its participants exported, runs[i] in files[i] (the sort closes
+ * them at its end), within budget
+ */
+HammingSort *
+hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs, BufFile **files)
+{
+	HammingSort *s = palloc0(sizeof(HammingSort));
+	int			r;
+	int			j;
+
+	Assert(nruns > 0);
+	s->budget = budget;
+	s->key_table = -1;
+	s->table = -1;
+	s->done = true;
+	s->nruns = s->maxruns = s->nfiles = nruns;
+	s->files = palloc(nruns * sizeof(BufFile *));
+	memcpy(s->files, files, nruns * sizeof(BufFile *));
+	s->run_count = palloc(nruns * sizeof(Size));
+	for (j = 0; j < HAMMING_NTABLES; j++)
+		s->run_start[j] = palloc(nruns * sizeof(RunStart));
+	for (r = 0; r < nruns; r++)
+	{
+		s->run_count[r] = runs[r].count;
+		s->total += runs[r].count;
+		for (j = 0; j < HAMMING_NTABLES; j++)
+		{
+			s->run_start[j][r].file = files[r];
+			s->run_start[j][r].fileno = runs[r].fileno[j];
+			s->run_start[j][r].offset = runs[r].offset[j];
+		}
+	}
+	start_reading(s);
+	return s;
 }
 
 struct HammingTids
