@@ -82,11 +82,12 @@ grep -qE 'tests passed|^# All [0-9]+ tests passed' "$work/regress.out" || status
 
 if [ $run_tap = 1 ]; then
 	echo "== TAP, every server started with: ${sanitize_env[*]}"
-	mkdir -p "$work/tap" && cp -r test/t "$work/tap/"
+	# the TAP tests and what they read (test/upgrade), where the server's user can write
+	mkdir -p "$work/tap/test" && cp -r test/t test/upgrade "$work/tap/test/"
 	[ "$(id -u)" = 0 ] && chown -R postgres "$work/tap"
 	pgxs=$(dirname "$("$PG_CONFIG" --pgxs)")/..
 	(cd "$work/tap" && as_pg_user env "${sanitize_env[@]}" TESTDIR="$work/tap" \
-		PG_REGRESS="$pgxs/test/regress/pg_regress" prove -I "$pgxs/test/perl" t/*.pl) 2>&1 |
+		PG_REGRESS="$pgxs/test/regress/pg_regress" prove -I "$pgxs/test/perl" test/t/*.pl) 2>&1 |
 		tee "$work/prove.out" || true
 	grep -q "^Result: PASS" "$work/prove.out" || status=1
 fi

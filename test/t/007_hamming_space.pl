@@ -8,7 +8,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use lib 'test/t';
+use FindBin;
+use lib $FindBin::RealBin;
 use SimhashTest;
 
 my $node = PostgreSQL::Test::Cluster->new('space');

@@ -13,7 +13,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use lib 'test/t';
+use FindBin;
+use lib $FindBin::RealBin;
 use SimhashTest;
 
 my $seconds = $ENV{SIMHASH_SOAK_SECONDS} || 40;
