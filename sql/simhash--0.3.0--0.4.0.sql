@@ -873,12 +873,13 @@ COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming oper
 --                numbered in that order
 -- NULL bodies and bodies without shingles (no letter or digit) are never
 -- marked and never kept for another row.  work_mem is maintenance_work_mem
--- for the call; the engines spill to temporary files beyond it.
+-- for the call (the SET clauses make the settings the call changes its
+-- own); the engines spill to temporary files beyond it.
 CREATE FUNCTION simhash_mark_duplicates(tbl regclass, body_column name, mark_column name,
 										min_similarity float8 DEFAULT 0.8, rank text DEFAULT NULL)
 	RETURNS bigint
 	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-	SET simhash.pairs_recall = 1
+	SET simhash.pairs_recall = 1 SET work_mem = '64MB'
 AS $$
 DECLARE
 	radii CONSTANT pg_catalog.int4[] := '{80,74,70,65,61,54,49,43,36,26}';
