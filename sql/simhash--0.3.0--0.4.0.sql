@@ -865,8 +865,8 @@ COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming oper
 --                least distance within which 99.5% of the pairs with a
 --                Jaccard similarity of at least min_similarity lie on the
 --                public corpus, at steps of 0.05; between steps the radius of
---                the step below); the exact tables below 10,000 rows, bands
---                (simhash.pairs_recall = 0.99) from 10,000 rows on
+--                the step below); the exact tables below 1,000 rows, bands
+--                (simhash.pairs_recall = 0.99) from 1,000 rows on
 --   verified     shingle_similarity(a, b, 3, 'auto') >= min_similarity
 --   linkage      'center' in the order of rank (lowest first, NULL last),
 --                then of the key: the engine of simhash_dedup, on the rows
@@ -1005,7 +1005,7 @@ BEGIN
 
 	-- the duplicates: the verified 'center' engine on the numbers
 	phase := pg_catalog.clock_timestamp();
-	IF nrows OPERATOR(pg_catalog.>=) 10000 THEN
+	IF nrows OPERATOR(pg_catalog.>=) 1000 THEN
 		PERFORM pg_catalog.set_config('simhash.pairs_recall', '0.99', true);
 	END IF;
 	IF nrows OPERATOR(pg_catalog.<) 2 THEN
@@ -1024,7 +1024,7 @@ BEGIN
 	GET DIAGNOSTICS marked = ROW_COUNT;
 	ANALYZE pg_temp.simhash_mark_dups;
 	RAISE DEBUG 'simhash_mark_duplicates: % duplicates within % bits and at similarity %, % in % s', marked, radius, min_similarity,
-		CASE WHEN nrows OPERATOR(pg_catalog.>=) 10000 THEN 'bands at recall 0.99' ELSE 'exact' END,
+		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
 	-- the marks: set where they change, cleared where a row is no longer a duplicate
