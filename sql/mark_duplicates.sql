@@ -142,32 +142,37 @@ SELECT simhash_mark_duplicates('m_big', 'body', 'dup') > 0 AS marked,
        current_setting('work_mem') AS work_mem, current_setting('simhash.pairs_recall') AS pairs_recall;
 
 -- errors
-CREATE FUNCTION error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+-- the SQLSTATE and message of a call with these arguments
+CREATE FUNCTION mark_error(args text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  state text;
+  message text;
 BEGIN
-  EXECUTE query;
+  EXECUTE 'SELECT simhash_mark_duplicates(' || args || ')';
   RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
+  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT;
+  RETURN state || ': ' || message;
 END $$;
 CREATE TABLE m_nokey (id bigint, body text, dup bigint);
 CREATE TABLE m_pair (a int, b int, body text, dup int, PRIMARY KEY (a, b));
 ALTER TABLE m_big ADD dup_text text, ADD n int, ADD gen bigint GENERATED ALWAYS AS (id) STORED;
-SELECT q, error_of(q) FROM (VALUES
-  ($$SELECT simhash_mark_duplicates('m_big', 'nobody', 'dup')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'nomark')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup_text')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'n', 'dup')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'id')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'gen')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 0.3)$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 1.01)$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 'NaN')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup', NULL)$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 0.8, 'prio; DROP TABLE src')$$),
-  ($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 0.8, 'no_such_column')$$),
-  ($$SELECT simhash_mark_duplicates('m_nokey', 'body', 'dup')$$),
-  ($$SELECT simhash_mark_duplicates('m_pair', 'body', 'dup')$$),
-  ($$SELECT simhash_mark_duplicates('no_such_table', 'body', 'dup')$$)) v(q);
+SELECT args, mark_error(args) FROM (VALUES
+  ($$'m_big', 'nobody', 'dup'$$),
+  ($$'m_big', 'body', 'nomark'$$),
+  ($$'m_big', 'body', 'dup_text'$$),
+  ($$'m_big', 'n', 'dup'$$),
+  ($$'m_big', 'body', 'id'$$),
+  ($$'m_big', 'body', 'gen'$$),
+  ($$'m_big', 'body', 'dup', 0.3$$),
+  ($$'m_big', 'body', 'dup', 1.01$$),
+  ($$'m_big', 'body', 'dup', 'NaN'$$),
+  ($$'m_big', 'body', 'dup', NULL$$),
+  ($$'m_big', 'body', 'dup', 0.8, 'prio; DROP TABLE src'$$),
+  ($$'m_big', 'body', 'dup', 0.8, 'no_such_column'$$),
+  ($$'m_nokey', 'body', 'dup'$$),
+  ($$'m_pair', 'body', 'dup'$$),
+  ($$'no_such_table', 'body', 'dup'$$)) v(args);
 \set VERBOSITY default
 SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 0.3);
 SELECT simhash_mark_duplicates('m_big', 'body', 'dup_text');
@@ -178,7 +183,7 @@ SELECT simhash_mark_duplicates('m_nokey', 'body', 'dup');
 CREATE ROLE regress_simhash_mark_reader NOSUPERUSER;
 GRANT SELECT ON m_big TO regress_simhash_mark_reader;
 SET ROLE regress_simhash_mark_reader;
-SELECT error_of($$SELECT simhash_mark_duplicates('m_big', 'body', 'dup')$$);
+SELECT mark_error($$'m_big', 'body', 'dup'$$);
 RESET ROLE;
 GRANT UPDATE (dup) ON m_big TO regress_simhash_mark_reader;
 SET ROLE regress_simhash_mark_reader;
@@ -188,4 +193,4 @@ REVOKE ALL ON m_big FROM regress_simhash_mark_reader;
 DROP ROLE regress_simhash_mark_reader;
 
 DROP TABLE src, m_big, m_uuid, m_text, m_nokey, m_pair;
-DROP FUNCTION bf_mark(regclass, float8, text), mark_check(regclass, float8, text), edit_words(text, int, int), error_of(text);
+DROP FUNCTION bf_mark(regclass, float8, text), mark_check(regclass, float8, text), edit_words(text, int, int), mark_error(text);
