@@ -1524,12 +1524,12 @@ BEGIN
 		'CREATE TEMPORARY TABLE simhash_mark_rows AS '
 		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.fp0, s.fp1 FROM ('
 		'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
-		'         @extschema@.shingle_simhash128(t.%3$I::pg_catalog.text, 3, ''auto'', 0) AS fp0,'
-		'         @extschema@.shingle_simhash128(t.%3$I::pg_catalog.text, 3, ''auto'', 1) AS fp1'
+		'         @extschema@.shingle_simhash128(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text, 0) AS fp0,'
+		'         @extschema@.shingle_simhash128(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text, 1) AS fp1'
 		'  FROM %4$s AS t WHERE t.%3$I IS NOT NULL) AS s '
 		'WHERE CASE WHEN s.fp0 OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'            AND s.fp1 OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
-		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto'')) OPERATOR(pg_catalog.>) 0 ELSE true END',
+		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
 		key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
 		body_column, tbl);
 	GET DIAGNOSTICS nrows = ROW_COUNT;
@@ -1547,7 +1547,7 @@ BEGIN
 	ELSE
 		EXECUTE pg_catalog.format(
 			'CREATE TEMPORARY TABLE simhash_mark_dups AS '
-			'SELECT a.k, b.k AS kept FROM @extschema@.simhash_dedup(%1$L::pg_catalog.text, %2$s::pg_catalog.int4, %3$s::pg_catalog.float8, 3, ''auto'') AS d '
+			'SELECT a.k, b.k AS kept FROM @extschema@.simhash_dedup(%1$L::pg_catalog.text, %2$s::pg_catalog.int4, %3$s::pg_catalog.float8, 3, ''auto''::pg_catalog.text) AS d '
 			'JOIN pg_temp.simhash_mark_rows AS a ON a.n OPERATOR(pg_catalog.=) d.id '
 			'JOIN pg_temp.simhash_mark_rows AS b ON b.n OPERATOR(pg_catalog.=) d.duplicate_of '
 			'WHERE d.duplicate_of IS NOT NULL',
