@@ -88,6 +88,18 @@ INSERT INTO src VALUES (801, '', 0), (802, '', 0), (803, '   ', 0), (804, '   ',
   (807, '。。。', 0), (808, '。。。', 0), (809, NULL, 0), (810, NULL, 0);
 SELECT count(*) AS texts, count(*) FILTER (WHERE n > 800) AS without_content FROM src;
 
+-- the fingerprint the call reads: shingle_simhash256 is parts 0 and 1 of
+-- shingle_simhash128, from one shingling of the text
+SELECT count(*) AS texts,
+       count(*) FILTER (WHERE shingle_simhash256(body, 3, 'auto') =
+                              ARRAY[shingle_simhash128(body, 3, 'auto', 0), shingle_simhash128(body, 3, 'auto', 1)]) AS equal,
+       count(*) FILTER (WHERE shingle_simhash256(body) =
+                              ARRAY[shingle_simhash128(body), shingle_simhash128(body, 3, 'words', 1)]) AS equal_by_default,
+       count(*) FILTER (WHERE shingle_simhash256(body, 1, 'characters') =
+                              ARRAY[shingle_simhash128(body, 1, 'characters', 0), shingle_simhash128(body, 1, 'characters', 1)]) AS equal_in_characters
+FROM src WHERE body IS NOT NULL;
+SELECT shingle_simhash256(NULL) IS NULL AS strict, shingle_simhash256('!!!') AS without_content;
+
 -- three keys, none in the order of the rows' numbers
 CREATE TABLE m_big (id bigint PRIMARY KEY, body text, prio int, dup bigint);
 INSERT INTO m_big SELECT (n * 7919) % 1009, body, prio FROM src;

@@ -853,6 +853,13 @@ COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming oper
 -- marking the near-duplicates of a table
 -- ---------------------------------------------------------------------------
 
+-- parts 0 and 1 of shingle_simhash128 from one shingling of the text
+CREATE FUNCTION shingle_simhash256(body text, n integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS simhash128[] AS 'MODULE_PATHNAME', 'shingle_simhash256'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 800;
+COMMENT ON FUNCTION shingle_simhash256(text, integer, text) IS
+	'the 256-bit fingerprint of the shingle set of shingle_set(body, n, units) as ARRAY[shingle_simhash128(body, n, units, 0), shingle_simhash128(body, n, units, 1)], the text read and its set built once for both';
+
 -- simhash_mark_duplicates(tbl, body_column, mark_column, min_similarity,
 -- rank) sets mark_column to the primary key of the kept row for every row
 -- whose text is a near-duplicate of a kept row, and to NULL on every other
@@ -860,7 +867,8 @@ COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming oper
 -- runs with the caller's privileges: PostgreSQL checks SELECT on the key, the
 -- body, the mark and what rank reads, UPDATE on the mark, and TEMP on the
 -- database (two temporary tables, dropped at the end).
---   fingerprint  256 bits: shingle_simhash128(body, 3, 'auto', 0) and (..., 1)
+--   fingerprint  256 bits: shingle_simhash256(body, 3, 'auto'), that is
+--                shingle_simhash128(body, 3, 'auto', 0) and (..., 1)
 --   candidates   within the radius of min_similarity (the table below: the
 --                least distance within which 99.5% of the pairs with a
 --                Jaccard similarity of at least min_similarity lie on the
@@ -985,16 +993,16 @@ BEGIN
 	PERFORM pg_catalog.set_config('work_mem', pg_catalog.current_setting('maintenance_work_mem'), true);
 
 	-- the rows with content, numbered in (rank,) key order, with their fingerprints
+	-- (OFFSET 0: each text's fingerprint computed once, not once per reference)
 	phase := pg_catalog.clock_timestamp();
 	EXECUTE pg_catalog.format(
 		'CREATE TEMPORARY TABLE simhash_mark_rows AS '
-		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.fp0, s.fp1 FROM ('
+		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.f[1] AS fp0, s.f[2] AS fp1 FROM ('
 		'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
-		'         @extschema@.shingle_simhash128(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text, 0) AS fp0,'
-		'         @extschema@.shingle_simhash128(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text, 1) AS fp1'
-		'  FROM %4$s AS t WHERE t.%3$I IS NOT NULL) AS s '
-		'WHERE CASE WHEN s.fp0 OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
-		'            AND s.fp1 OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+		'         @extschema@.shingle_simhash256(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS f'
+		'  FROM %4$s AS t WHERE t.%3$I IS NOT NULL OFFSET 0) AS s '
+		'WHERE CASE WHEN s.f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+		'            AND s.f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
 		key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
 		body_column, tbl);

@@ -33,12 +33,8 @@ out=test/out/bench_mark.md
 
 source test/cluster.sh
 source test/deps.sh
-install_deps
-build_and_install
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bench_mark.XXXXXX")
-trap 'stop_cluster "$dir"; rm -rf "$dir"' EXIT
-[ "$(id -u)" = 0 ] && chmod 755 "$dir"
-PGPORT_WANTED=${PGPORT_WANTED:-5495} start_cluster "$dir" "shared_buffers = '1GB'" \
+prepare_machine cluster
+PGPORT_WANTED=${PGPORT_WANTED:-5495} start_cluster "$work/cluster" "shared_buffers = '1GB'" \
 	"max_parallel_workers_per_gather = 0" "jit = off" "max_wal_size = '8GB'" \
 	"maintenance_work_mem = '1GB'" "autovacuum = off"
 py=python3
@@ -49,7 +45,7 @@ fi
 
 docs=${MARK_DOCS:-}
 if [ -z "$docs" ]; then
-	docs=$dir/docs.tsv
+	docs=$work/docs.tsv
 	t0=$(date +%s.%N)
 	$py test/bench/gen_corpus.py "$n" --seed 1 >"$docs"
 	echo "generated $n documents in $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
