@@ -186,9 +186,11 @@ SELECT args, mark_error(args) FROM (VALUES
   ($$'m_pair', 'body', 'dup'$$),
   ($$'no_such_table', 'body', 'dup'$$)) v(args);
 \set VERBOSITY default
+\set SHOW_CONTEXT never
 SELECT simhash_mark_duplicates('m_big', 'body', 'dup', 0.3);
 SELECT simhash_mark_duplicates('m_big', 'body', 'dup_text');
 SELECT simhash_mark_duplicates('m_nokey', 'body', 'dup');
+\set SHOW_CONTEXT errors
 \set VERBOSITY terse
 
 -- the caller's privileges: reading is not enough to mark

@@ -1429,6 +1429,7 @@ DECLARE
 	key_column name;
 	key_type pg_catalog.regtype;
 	key_eq pg_catalog.text;
+	key_opclass pg_catalog.text;
 	body_type pg_catalog.regtype;
 	base_type pg_catalog.oid;
 	next_type pg_catalog.oid;
@@ -1459,8 +1460,8 @@ BEGIN
 
 	-- the primary key: one column, and the equality of its index's operator family
 	SELECT pg_catalog.count(*) OVER (), a.attname, a.atttypid::pg_catalog.regtype,
-		   pg_catalog.format('%I.%s', n.nspname, o.oprname)
-	  INTO nkeys, key_column, key_type, key_eq
+		   pg_catalog.format('%I.%s', n.nspname, o.oprname), pg_catalog.format('%I.%I', cn.nspname, c.opcname)
+	  INTO nkeys, key_column, key_type, key_eq, key_opclass
 	  FROM pg_catalog.pg_index i
 	  JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid
 		AND a.attnum OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[])
@@ -1470,6 +1471,7 @@ BEGIN
 		AND p.amopstrategy OPERATOR(pg_catalog.=) 3
 	  JOIN pg_catalog.pg_operator o ON o.oid OPERATOR(pg_catalog.=) p.amopopr
 	  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) o.oprnamespace
+	  JOIN pg_catalog.pg_namespace cn ON cn.oid OPERATOR(pg_catalog.=) c.opcnamespace
 	 WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisprimary
 	 LIMIT 1;
 	IF key_column IS NULL THEN
@@ -1564,6 +1566,9 @@ BEGIN
 			radius, min_similarity);
 	END IF;
 	GET DIAGNOSTICS marked = ROW_COUNT;
+	-- indexed by the key's operator class: the marks to clear are found by
+	-- lookups whatever the table's statistics say of the mark column
+	EXECUTE pg_catalog.format('CREATE INDEX ON pg_temp.simhash_mark_dups (k %s)', key_opclass);
 	ANALYZE pg_temp.simhash_mark_dups;
 	RAISE DEBUG 'simhash_mark_duplicates: % duplicates within % bits and at similarity %, % in % s', marked, radius, min_similarity,
 		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
