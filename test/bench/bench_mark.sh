@@ -20,8 +20,8 @@
 # reported: each run, the median, the rows marked, and the uuid / bigint
 # ratio.  Then test/bench/mark_quality.py on the public corpus.  As root it
 # installs what it needs, as test/run-tests.sh does.  Output in
-# test/out/bench_mark.md.  At a million documents: 1.2 GB of text per table,
-# about 25 minutes on 2 cores.
+# test/out/bench_mark.md.  At a million documents: 1.25 GB of text per table,
+# about 12 minutes on 2 cores.
 set -euo pipefail
 
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
