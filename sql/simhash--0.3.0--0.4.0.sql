@@ -849,3 +849,216 @@ CREATE OPERATOR CLASS simhash128_hamming_ops
 	OPERATOR 4 <-> (simhash128, simhash128) FOR ORDER BY pg_catalog.integer_ops;
 COMMENT ON OPERATOR CLASS simhash128_hamming_ops USING hamming IS 'exact Hamming-radius search of 128-bit fingerprints for every k (fp <~> q <= k, fp <@ simhash128_ball(q, k), fp = q) and ORDER BY fp <~> q, nearest first';
 COMMENT ON OPERATOR FAMILY simhash128_hamming_ops USING hamming IS 'hamming operator family for simhash128';
+
+-- ---------------------------------------------------------------------------
+-- marking the near-duplicates of a table
+-- ---------------------------------------------------------------------------
+
+-- parts 0 and 1 of shingle_simhash128 from one shingling of the text
+CREATE FUNCTION shingle_simhash256(body text, n integer DEFAULT 3, units text DEFAULT 'words')
+	RETURNS simhash128[] AS 'MODULE_PATHNAME', 'shingle_simhash256'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 800;
+COMMENT ON FUNCTION shingle_simhash256(text, integer, text) IS
+	'the 256-bit fingerprint of the shingle set of shingle_set(body, n, units) as ARRAY[shingle_simhash128(body, n, units, 0), shingle_simhash128(body, n, units, 1)], the text read and its set built once for both';
+
+-- simhash_mark_duplicates(tbl, body_column, mark_column, min_similarity,
+-- rank) sets mark_column to the primary key of the kept row for every row
+-- whose text is a near-duplicate of a kept row, and to NULL on every other
+-- row (a rerun clears the marks of rows that are no longer duplicates).  It
+-- runs with the caller's privileges: PostgreSQL checks SELECT on the key, the
+-- body, the mark and what rank reads, UPDATE on the mark, and TEMP on the
+-- database (two temporary tables, dropped at the end).
+--   fingerprint  256 bits: shingle_simhash256(body, 3, 'auto'), that is
+--                shingle_simhash128(body, 3, 'auto', 0) and (..., 1)
+--   candidates   within the radius of min_similarity (the table below: the
+--                least distance within which 99.5% of the pairs with a
+--                Jaccard similarity of at least min_similarity lie on the
+--                public corpus, at steps of 0.05; between steps the radius of
+--                the step below); the exact tables below 1,000 rows, bands
+--                (simhash.pairs_recall = 0.99) from 1,000 rows on
+--   verified     shingle_similarity(a, b, 3, 'auto') >= min_similarity
+--   linkage      'center' in the order of rank (lowest first, NULL last),
+--                then of the key: the engine of simhash_dedup, on the rows
+--                numbered in that order
+-- NULL bodies and bodies without shingles (no letter or digit) are never
+-- marked and never kept for another row.  work_mem is maintenance_work_mem
+-- for the call (the SET clauses make the settings the call changes its
+-- own); the engines spill to temporary files beyond it.
+CREATE FUNCTION simhash_mark_duplicates(tbl regclass, body_column name, mark_column name,
+										min_similarity float8 DEFAULT 0.8, rank text DEFAULT NULL)
+	RETURNS bigint
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+	SET simhash.pairs_recall = 1 SET work_mem = '64MB'
+AS $$
+DECLARE
+	radii CONSTANT pg_catalog.int4[] := '{80,74,70,65,61,54,49,43,36,26}';
+	radius pg_catalog.int4;
+	key_column name;
+	key_type pg_catalog.regtype;
+	key_eq pg_catalog.text;
+	key_opclass pg_catalog.text;
+	body_type pg_catalog.regtype;
+	base_type pg_catalog.oid;
+	next_type pg_catalog.oid;
+	mark_type pg_catalog.regtype;
+	mark_generated boolean;
+	nkeys pg_catalog.int4;
+	nrows pg_catalog.int8;
+	marked pg_catalog.int8;
+	changed pg_catalog.int8;
+	cleared pg_catalog.int8;
+	started pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+	phase pg_catalog.timestamptz;
+BEGIN
+	IF tbl IS NULL OR body_column IS NULL OR mark_column IS NULL OR min_similarity IS NULL THEN
+		RAISE EXCEPTION 'tbl, body_column, mark_column and min_similarity must not be NULL'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF NOT (min_similarity OPERATOR(pg_catalog.>=) 0.5 AND min_similarity OPERATOR(pg_catalog.<=) 1) THEN
+		RAISE EXCEPTION 'min_similarity must be between 0.5 and 1, not %', min_similarity
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'min_similarity is the least shingle_similarity of a duplicate to its kept row; 0.8 is the default.';
+	END IF;
+	IF rank IS NOT NULL AND pg_catalog.strpos(rank, ';') OPERATOR(pg_catalog.>) 0 THEN
+		RAISE EXCEPTION 'rank must be one expression, without a semicolon'
+			USING ERRCODE = 'syntax_error',
+				  HINT = 'rank is an expression over the table''s columns, such as created_at or -length(body); write a semicolon in a string as chr(59).';
+	END IF;
+
+	-- the primary key: one column, and the equality of its index's operator family
+	SELECT pg_catalog.count(*) OVER (), a.attname, a.atttypid::pg_catalog.regtype,
+		   pg_catalog.format('%I.%s', n.nspname, o.oprname), pg_catalog.format('%I.%I', cn.nspname, c.opcname)
+	  INTO nkeys, key_column, key_type, key_eq, key_opclass
+	  FROM pg_catalog.pg_index i
+	  JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid
+		AND a.attnum OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[])
+	  JOIN pg_catalog.pg_opclass c ON c.oid OPERATOR(pg_catalog.=) i.indclass[0]
+	  JOIN pg_catalog.pg_amop p ON p.amopfamily OPERATOR(pg_catalog.=) c.opcfamily
+		AND p.amoplefttype OPERATOR(pg_catalog.=) c.opcintype AND p.amoprighttype OPERATOR(pg_catalog.=) c.opcintype
+		AND p.amopstrategy OPERATOR(pg_catalog.=) 3
+	  JOIN pg_catalog.pg_operator o ON o.oid OPERATOR(pg_catalog.=) p.amopopr
+	  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) o.oprnamespace
+	  JOIN pg_catalog.pg_namespace cn ON cn.oid OPERATOR(pg_catalog.=) c.opcnamespace
+	 WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisprimary
+	 LIMIT 1;
+	IF key_column IS NULL THEN
+		RAISE EXCEPTION 'table % has no primary key', tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'The mark of a duplicate is the primary key of its kept row: add a primary key of one column (ALTER TABLE ... ADD PRIMARY KEY, or ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY).';
+	END IF;
+	IF nkeys OPERATOR(pg_catalog.>) 1 THEN
+		RAISE EXCEPTION 'the primary key of table % has % columns', tbl, nkeys
+			USING ERRCODE = 'feature_not_supported',
+				  DETAIL = 'The mark of a duplicate is the primary key of its kept row, in one column of the key''s type.',
+				  HINT = 'Add a key of one column (ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY UNIQUE, made the primary key), or run simhash_dedup_keyed on a query of the table with the key as one row value.';
+	END IF;
+
+	SELECT a.atttypid::pg_catalog.regtype INTO body_type FROM pg_catalog.pg_attribute a
+	 WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) body_column
+	   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+	IF body_type IS NULL THEN
+		RAISE EXCEPTION 'column % of relation % does not exist', pg_catalog.quote_ident(body_column), tbl
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	base_type := body_type;
+	LOOP
+		SELECT y.typbasetype INTO next_type FROM pg_catalog.pg_type y WHERE y.oid OPERATOR(pg_catalog.=) base_type;
+		EXIT WHEN next_type OPERATOR(pg_catalog.=) 0;
+		base_type := next_type;
+	END LOOP;
+	IF NOT base_type OPERATOR(pg_catalog.=) ANY ('{text,varchar,bpchar}'::pg_catalog.regtype[]) THEN
+		RAISE EXCEPTION 'column % of relation % has type %, not text', pg_catalog.quote_ident(body_column), tbl, body_type
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = 'The body column is text, varchar or char; store a text column of what to compare.';
+	END IF;
+	SELECT a.atttypid::pg_catalog.regtype, a.attgenerated OPERATOR(pg_catalog.<>) '' INTO mark_type, mark_generated
+	  FROM pg_catalog.pg_attribute a
+	 WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) mark_column
+	   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+	IF mark_type IS NULL THEN
+		RAISE EXCEPTION 'column % of relation % does not exist', pg_catalog.quote_ident(mark_column), tbl
+			USING ERRCODE = 'undefined_column',
+				  HINT = pg_catalog.format('Add it with ALTER TABLE %s ADD COLUMN %I %s.', tbl, mark_column, key_type);
+	END IF;
+	IF mark_type OPERATOR(pg_catalog.<>) key_type THEN
+		RAISE EXCEPTION 'column % of relation % has type %, the primary key % has type %',
+			pg_catalog.quote_ident(mark_column), tbl, mark_type, pg_catalog.quote_ident(key_column), key_type
+			USING ERRCODE = 'datatype_mismatch',
+				  HINT = pg_catalog.format('The mark is the key of the kept row: make it a column of type %s.', key_type);
+	END IF;
+	IF mark_column OPERATOR(pg_catalog.=) key_column OR mark_column OPERATOR(pg_catalog.=) body_column OR mark_generated THEN
+		RAISE EXCEPTION 'column % of relation % cannot be the mark', pg_catalog.quote_ident(mark_column), tbl
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'The mark is a column of its own, neither the key, nor the body, nor a generated column.';
+	END IF;
+
+	radius := radii[LEAST(pg_catalog.floor((min_similarity OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog.*) 20 OPERATOR(pg_catalog.+) 1e-9)::pg_catalog.int4 OPERATOR(pg_catalog.+) 1, 10)];
+	PERFORM pg_catalog.set_config('work_mem', pg_catalog.current_setting('maintenance_work_mem'), true);
+
+	-- the rows with content, numbered in (rank,) key order, with their fingerprints
+	-- (OFFSET 0: each text's fingerprint computed once, not once per reference)
+	phase := pg_catalog.clock_timestamp();
+	EXECUTE pg_catalog.format(
+		'CREATE TEMPORARY TABLE simhash_mark_rows AS '
+		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.f[1] AS fp0, s.f[2] AS fp1 FROM ('
+		'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
+		'         @extschema@.shingle_simhash256(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS f'
+		'  FROM %4$s AS t WHERE t.%3$I IS NOT NULL OFFSET 0) AS s '
+		'WHERE CASE WHEN s.f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+		'            AND s.f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
+		key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
+		body_column, tbl);
+	GET DIAGNOSTICS nrows = ROW_COUNT;
+	ANALYZE pg_temp.simhash_mark_rows;
+	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s', nrows,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+
+	-- the duplicates: the verified 'center' engine on the numbers
+	phase := pg_catalog.clock_timestamp();
+	IF nrows OPERATOR(pg_catalog.>=) 1000 THEN
+		PERFORM pg_catalog.set_config('simhash.pairs_recall', '0.99', true);
+	END IF;
+	IF nrows OPERATOR(pg_catalog.<) 2 THEN
+		CREATE TEMPORARY TABLE simhash_mark_dups AS SELECT r.k, r.k AS kept FROM pg_temp.simhash_mark_rows AS r WHERE false;
+	ELSE
+		EXECUTE pg_catalog.format(
+			'CREATE TEMPORARY TABLE simhash_mark_dups AS '
+			'SELECT a.k, b.k AS kept FROM @extschema@.simhash_dedup(%1$L::pg_catalog.text, %2$s::pg_catalog.int4, %3$s::pg_catalog.float8, 3, ''auto''::pg_catalog.text) AS d '
+			'JOIN pg_temp.simhash_mark_rows AS a ON a.n OPERATOR(pg_catalog.=) d.id '
+			'JOIN pg_temp.simhash_mark_rows AS b ON b.n OPERATOR(pg_catalog.=) d.duplicate_of '
+			'WHERE d.duplicate_of IS NOT NULL',
+			pg_catalog.format('SELECT r.n, r.fp0, r.fp1, t.%I::pg_catalog.text FROM pg_temp.simhash_mark_rows AS r '
+							  'JOIN %s AS t ON t.%I OPERATOR(%s) r.k', body_column, tbl, key_column, key_eq),
+			radius, min_similarity);
+	END IF;
+	GET DIAGNOSTICS marked = ROW_COUNT;
+	-- indexed by the key's operator class: the marks to clear are found by
+	-- lookups whatever the table's statistics say of the mark column
+	EXECUTE pg_catalog.format('CREATE INDEX ON pg_temp.simhash_mark_dups (k %s)', key_opclass);
+	ANALYZE pg_temp.simhash_mark_dups;
+	RAISE DEBUG 'simhash_mark_duplicates: % duplicates within % bits and at similarity %, % in % s', marked, radius, min_similarity,
+		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+
+	-- the marks: set where they change, cleared where a row is no longer a duplicate
+	phase := pg_catalog.clock_timestamp();
+	EXECUTE pg_catalog.format(
+		'UPDATE %1$s AS t SET %2$I = d.kept FROM pg_temp.simhash_mark_dups AS d '
+		'WHERE t.%3$I OPERATOR(%4$s) d.k AND (t.%2$I IS NULL OR NOT t.%2$I OPERATOR(%4$s) d.kept)',
+		tbl, mark_column, key_column, key_eq);
+	GET DIAGNOSTICS changed = ROW_COUNT;
+	EXECUTE pg_catalog.format(
+		'UPDATE %1$s AS t SET %2$I = NULL WHERE t.%2$I IS NOT NULL AND NOT EXISTS '
+		'(SELECT FROM pg_temp.simhash_mark_dups AS d WHERE d.k OPERATOR(%4$s) t.%3$I)',
+		tbl, mark_column, key_column, key_eq);
+	GET DIAGNOSTICS cleared = ROW_COUNT;
+	DROP TABLE pg_temp.simhash_mark_rows, pg_temp.simhash_mark_dups;
+	RAISE DEBUG 'simhash_mark_duplicates: % marks set, % cleared in % s; % s in all', changed, cleared,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1),
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) started)::pg_catalog.numeric, 1);
+	RETURN marked;
+END
+$$;
+COMMENT ON FUNCTION simhash_mark_duplicates(regclass, name, name, float8, text) IS
+	'sets mark_column to the primary key of the kept row for every row of tbl whose body_column is a near-duplicate of it (shingle_similarity(..., 3, ''auto'') >= min_similarity, 0.5..1, found by the 256-bit shingle fingerprint), and to NULL on every other row; the kept row of each group is the lowest of the expression rank (NULL last), then of the key, and every duplicate is similar to it (linkage ''center''); NULL bodies and bodies without letters or digits are never marked nor kept for another; returns the number of rows marked; run it again after changes';

@@ -36,10 +36,13 @@
 #include "feature_hash.h"
 
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #define SHINGLE_VOTE_BATCH 256
 #define SHINGLE_PARTS 13		/* letter pairs 'a' 'b' .. 'y' 'z' */
+#define SHINGLE_PARTS_AT_ONCE 2	/* parts 0 and 1: the 256-bit fingerprint */
 
 /*
  * The hashes of the features x || h and y || h, h in decimal: what
@@ -58,41 +61,83 @@ prefixed_hashes(int64 h, char x, char y, uint64 *a, uint64 *b)
 	*b = simhash_feature_hash(buf, len);
 }
 
-PG_FUNCTION_INFO_V1(shingle_simhash128);
-Datum
-shingle_simhash128(PG_FUNCTION_ARGS)
+/*
+ * The fingerprints of parts first .. first + nparts - 1 of the text's shingle
+ * set, the set built once: each shingle's hashes for all the parts are
+ * computed together, and each half votes them in batches.
+ */
+static void
+shingle_parts(text *t, Shingling *sh, int first, int nparts, Simhash128 **out)
 {
-	text	   *t = PG_GETARG_TEXT_PP(0);
-	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(1), PG_GETARG_TEXT_PP(2));
-	int32		part = PG_GETARG_INT32(3);
-	char		x;
+	SimhashAcc	acc[2 * SHINGLE_PARTS_AT_ONCE];
+	uint64		hashes[2 * SHINGLE_PARTS_AT_ONCE][SHINGLE_VOTE_BATCH];
 	Size		count;
-	int64	   *set;
-	SimhashAcc	high;
-	SimhashAcc	low;
-	uint64		ha[SHINGLE_VOTE_BATCH];
-	uint64		hb[SHINGLE_VOTE_BATCH];
+	int64	   *set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), sh, &count);
 	Size		i = 0;
+	int			p;
 
-	if (part < 0 || part >= SHINGLE_PARTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("part must be between 0 and %d, not %d", SHINGLE_PARTS - 1, part),
-				 errhint("Part 0 is the default 128 bits; parts 0 and 1 together make a 256-bit fingerprint.")));
-	x = 'a' + 2 * part;
-	set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &sh, &count);
-	simhash_acc_init(&high);
-	simhash_acc_init(&low);
+	Assert(nparts >= 1 && nparts <= SHINGLE_PARTS_AT_ONCE);
+	for (p = 0; p < 2 * nparts; p++)
+		simhash_acc_init(&acc[p]);
 	while (i < count)
 	{
 		int			n = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		for (; i < count && n < SHINGLE_VOTE_BATCH; i++, n++)
-			prefixed_hashes(set[i], x, x + 1, &ha[n], &hb[n]);
-		simhash_acc_add_units(&high, ha, n);
-		simhash_acc_add_units(&low, hb, n);
+			for (p = 0; p < nparts; p++)
+			{
+				char		x = 'a' + 2 * (first + p);
+
+				prefixed_hashes(set[i], x, x + 1, &hashes[2 * p][n], &hashes[2 * p + 1][n]);
+			}
+		for (p = 0; p < 2 * nparts; p++)
+			simhash_acc_add_units(&acc[p], hashes[p], n);
 	}
 	pfree(set);
-	PG_RETURN_SIMHASH128_P(simhash128_make(simhash_acc_finish(&high), simhash_acc_finish(&low)));
+	for (p = 0; p < nparts; p++)
+		out[p] = simhash128_make(simhash_acc_finish(&acc[2 * p]), simhash_acc_finish(&acc[2 * p + 1]));
+}
+
+PG_FUNCTION_INFO_V1(shingle_simhash128);
+Datum
+shingle_simhash128(PG_FUNCTION_ARGS)
+{
+	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(1), PG_GETARG_TEXT_PP(2));
+	int32		part = PG_GETARG_INT32(3);
+	Simhash128 *result;
+
+	if (part < 0 || part >= SHINGLE_PARTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("part must be between 0 and %d, not %d", SHINGLE_PARTS - 1, part),
+				 errhint("Part 0 is the default 128 bits; parts 0 and 1 together make a 256-bit fingerprint.")));
+	shingle_parts(PG_GETARG_TEXT_PP(0), &sh, part, 1, &result);
+	PG_RETURN_SIMHASH128_P(result);
+}
+
+/*
+ * shingle_simhash256(text, n, units): parts 0 and 1 of shingle_simhash128 as
+ * a two-element array, the text read and its shingle set built once for both.
+ */
+PG_FUNCTION_INFO_V1(shingle_simhash256);
+Datum
+shingle_simhash256(PG_FUNCTION_ARGS)
+{
+	Shingling	sh = shingle_get_shingling(PG_GETARG_INT32(1), PG_GETARG_TEXT_PP(2));
+	Oid			element = get_element_type(get_fn_expr_rettype(fcinfo->flinfo));
+	Simhash128 *parts[SHINGLE_PARTS_AT_ONCE];
+	Datum		elems[SHINGLE_PARTS_AT_ONCE];
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			p;
+
+	if (!OidIsValid(element))
+		elog(ERROR, "shingle_simhash256 must return an array");
+	get_typlenbyvalalign(element, &typlen, &typbyval, &typalign);
+	shingle_parts(PG_GETARG_TEXT_PP(0), &sh, 0, SHINGLE_PARTS_AT_ONCE, parts);
+	for (p = 0; p < SHINGLE_PARTS_AT_ONCE; p++)
+		elems[p] = Simhash128PGetDatum(parts[p]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, SHINGLE_PARTS_AT_ONCE, element, typlen, typbyval, typalign));
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test/bench/bench_mark.sh: simhash_mark_duplicates end to end on N generated
+# documents (default 1,000,000), with bigint keys and with uuid keys side by
+# side, and its quality on the public corpus.
+#
+#   bash test/bench/bench_mark.sh [N]
+#   MARK_RUNS=3 MARK_DOCS=docs.tsv PGPORT_WANTED=5495 bash test/bench/bench_mark.sh N
+#
+# The documents come from test/bench/gen_corpus.py N (or MARK_DOCS, a file
+# of id <TAB> body that the server can read, ids 1..N).  They are loaded into
+# two tables with the same texts: docs_bigint (id bigint PRIMARY KEY, the
+# generator's ids) and docs_uuid (id uuid PRIMARY KEY, md5 of the id: random
+# order, as gen_random_uuid() gives), each with a mark column of its key's
+# type.  Each run clears the marks and VACUUMs, then times one call of
+#
+#   SELECT simhash_mark_duplicates('docs_bigint', 'body', 'dup');
+#
+# in a new backend (fingerprints, candidates, verification, the marks
+# written), alternately on the two tables, MARK_RUNS times (default 3);
+# reported: each run, the median, the rows marked, and the uuid / bigint
+# ratio.  Then test/bench/mark_quality.py on the public corpus.  As root it
+# installs what it needs, as test/run-tests.sh does.  Output in
+# test/out/bench_mark.md.  At a million documents: 1.25 GB of text per table,
+# about 12 minutes on 2 cores.
+set -euo pipefail
+
+root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+cd "$root"
+mkdir -p test/out
+n=${1:-1000000}
+runs=${MARK_RUNS:-3}
+out=test/out/bench_mark.md
+
+source test/cluster.sh
+source test/deps.sh
+prepare_machine cluster
+PGPORT_WANTED=${PGPORT_WANTED:-5495} start_cluster "$work/cluster" "shared_buffers = '1GB'" \
+	"max_parallel_workers_per_gather = 0" "jit = off" "max_wal_size = '8GB'" \
+	"maintenance_work_mem = '1GB'" "autovacuum = off"
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+if ! $py -c 'import numpy' 2>/dev/null && [ "$(id -u)" = 0 ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-numpy bc >/dev/null
+fi
+
+docs=${MARK_DOCS:-}
+if [ -z "$docs" ]; then
+	docs=$work/docs.tsv
+	t0=$(date +%s.%N)
+	$py test/bench/gen_corpus.py "$n" --seed 1 >"$docs"
+	echo "generated $n documents in $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
+	[ "$(id -u)" = 0 ] && chmod 644 "$docs"
+fi
+psql -X -q -v ON_ERROR_STOP=1 -v docs="$docs" <<'EOF'
+CREATE EXTENSION simhash;
+CREATE TABLE docs_bigint (id bigint PRIMARY KEY, body text, dup bigint);
+COPY docs_bigint (id, body) FROM :'docs';
+CREATE TABLE docs_uuid (id uuid PRIMARY KEY, body text, dup uuid);
+INSERT INTO docs_uuid SELECT md5(id::text)::uuid, body FROM docs_bigint;
+VACUUM ANALYZE docs_bigint, docs_uuid;
+EOF
+
+{
+	echo "# simhash_mark_duplicates on $n generated documents"
+	echo
+	echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	echo "| run | key | seconds | rows marked |"
+	echo "|---:|---|---:|---:|"
+} >"$out"
+declare -A times
+for r in $(seq 1 "$runs"); do
+	for key in bigint uuid; do
+		psql -X -q -c "UPDATE docs_$key SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM docs_$key"
+		t0=$(date +%s.%N)
+		marked=$(psql -X -At -c "SELECT simhash_mark_duplicates('docs_$key', 'body', 'dup')")
+		s=$(echo "$(date +%s.%N) - $t0" | bc)
+		times[$key]="${times[$key]:-} $s"
+		printf '| %d | %s | %.1f | %s |\n' "$r" "$key" "$s" "$marked" | tee -a "$out" >&2
+	done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+mb=$(echo "${times[bigint]}" | median)
+mu=$(echo "${times[uuid]}" | median)
+{
+	echo
+	printf 'median of %d: bigint %.1f s, uuid %.1f s, uuid / bigint %.2f\n' "$runs" "$mb" "$mu" "$(echo "$mu / $mb" | bc -l)"
+	echo
+	echo "## Quality on the public corpus"
+	echo
+	$py test/bench/mark_quality.py
+} | tee -a "$out"
