@@ -113,7 +113,9 @@ for cmd in "${cmds[@]}"; do
 		echo "fresh-root: ok: $cmd ($(( SECONDS - t0 )) s): $(grep -E '^(tests|cross-version): [0-9]+ passed' "$root/root/out.log" | tail -n 1)"
 	else
 		failed=$(( failed + 1 ))
-		echo "fresh-root: FAILED: $cmd ($(( SECONDS - t0 )) s); its last lines:"
+		echo "fresh-root: FAILED: $cmd ($(( SECONDS - t0 )) s); what failed, then its last lines:"
+		grep -nE -A12 '(\.\.\. +FAILED|^not ok|Failed test|^--- |FAIL +)' "$root/root/out.log" | head -n 200 || true
+		echo "..."
 		tail -n 40 "$root/root/out.log"
 	fi
 done
