@@ -44,31 +44,33 @@ BEGIN
 	DROP TABLE rb_index, rb_seq;
 END $$;
 
+-- TRUNCATE, load loaded rows, merge, then a set of rows [first, last] in the tail
+CREATE FUNCTION rb_reload(loaded int, first int, last int) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE merged boolean;
+BEGIN
+	TRUNCATE rb;
+	INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(1, loaded) i;
+	merged := hamming_merge_tail('rb_fp_idx');
+	INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(first, last) i;
+	RETURN merged;
+END $$;
+
 BEGIN;
-TRUNCATE rb;
-SELECT pg_relation_filenode('rb_fp_idx') AS first_filenode \gset
-INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(1, 5000) i;
-SELECT hamming_merge_tail('rb_fp_idx');
 -- set A: three full tail pages, kept by this backend's lookups
-INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(100001, 101746) i;
+SELECT rb_reload(5000, 100001, 101746);
+SELECT pg_relation_filenode('rb_fp_idx') AS first_filenode \gset
 SELECT * FROM rb_answers(0);
 SELECT * FROM rb_answers(3);
 
 -- in place: the same relfilenode, the first merge's numbers again
-TRUNCATE rb;
+SELECT rb_reload(5000, 200001, 201746);
 SELECT pg_relation_filenode('rb_fp_idx') = :first_filenode AS same_filenode;
-INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(1, 5000) i;
-SELECT hamming_merge_tail('rb_fp_idx');
-INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(200001, 201746) i;
 SELECT * FROM rb_answers(0);
 SELECT * FROM rb_answers(3);
 
 -- again, with tables of another size (another block map)
-TRUNCATE rb;
+SELECT rb_reload(12000, 300001, 300600);
 SELECT pg_relation_filenode('rb_fp_idx') = :first_filenode AS same_filenode;
-INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(1, 12000) i;
-SELECT hamming_merge_tail('rb_fp_idx');
-INSERT INTO rb SELECT i, rb_fp(i) FROM generate_series(300001, 300600) i;
 SELECT * FROM rb_answers(0);
 SELECT * FROM rb_answers(3);
 SELECT hamming_index_check('rb_fp_idx');
@@ -96,4 +98,4 @@ SELECT p.set, count(*) FROM rb_probes p, LATERAL (SELECT 1 FROM rb2 t WHERE t.fp
 ROLLBACK;
 
 DROP TABLE rb, rb_probes;
-DROP FUNCTION rb_answers(int), rb_fp(int);
+DROP FUNCTION rb_answers(int), rb_reload(int, int, int), rb_fp(int);

@@ -482,7 +482,7 @@ extern BlockNumber hamming_table_block(const HammingTables *tables, BlockNumber 
 extern void hamming_read_tables(Relation index, HammingTables *tables);
 extern void hamming_reread_tables(Relation index, HammingTables *tables);
 extern void hamming_free_tables(HammingTables *tables);
-extern bool *hamming_used_blocks(Relation index, const HammingMetaPageData *meta, BlockNumber n);
+extern bool *hamming_used_blocks(Relation index, BlockNumber *n);
 extern BlockNumber hamming_record_unused(Relation index);
 extern void hamming_check_table_page(Relation index, const HammingTables *tables, Page page,
 									 BlockNumber blkno, uint16 kind);

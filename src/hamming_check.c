@@ -397,20 +397,15 @@ check_tail(CheckState *cs)
 static void
 check_unlisted(CheckState *cs)
 {
-	Buffer		buffer = check_read(cs, HAMMING_METAPAGE_BLKNO);
-	HammingMetaPageData *meta = palloc(sizeof(HammingMetaPageData));
 	BlockNumber n;
 	BlockNumber blkno;
 	BlockNumber first = InvalidBlockNumber;
 	BlockNumber unlisted = 0;
 	bool	   *used;
 
-	memcpy(meta, HammingPageGetMeta(BufferGetPage(buffer)), sizeof(HammingMetaPageData));
-	n = RelationGetNumberOfBlocks(cs->index);
-	UnlockReleaseBuffer(buffer);
 	if (RecoveryInProgress())
 		return;
-	used = hamming_used_blocks(cs->index, meta, n);
+	used = hamming_used_blocks(cs->index, &n);
 	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < n; blkno++)
 		if (!used[blkno] && GetRecordedFreeSpace(cs->index, blkno) == 0)
 		{
@@ -424,7 +419,6 @@ check_unlisted(CheckState *cs)
 				 errdetail("The first is block %u of %u.", first, n),
 				 errhint("VACUUM the table: it lists them for reuse.")));
 	pfree(used);
-	pfree(meta);
 }
 
 /* each row of the heap that the snapshot sees: is it in the filter? */

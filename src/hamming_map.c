@@ -268,11 +268,10 @@ mark_mapped(Relation index, bool *used, BlockNumber n, const BlockNumber *map_pa
  * recycled, the ranges of the tail, a merge's hole, and every block from
  * tail_start on.  Any other block is free: a page that a merge freed, or
  * took and did not write (it failed, or was cancelled, or the server
- * crashed).  Valid while no merge runs (the caller holds what a merge
- * holds, or only reports).
+ * crashed).
  */
-bool *
-hamming_used_blocks(Relation index, const HammingMetaPageData *meta, BlockNumber n)
+static bool *
+used_blocks(Relation index, const HammingMetaPageData *meta, BlockNumber n)
 {
 	bool	   *used = palloc_extended(Max(n, 1) * sizeof(bool), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	uint32		i;
@@ -304,6 +303,26 @@ hamming_used_blocks(Relation index, const HammingMetaPageData *meta, BlockNumber
 }
 
 /*
+ * Which blocks of index are in use now, by its metapage, and in *n how many
+ * blocks it has: valid while no merge runs (the caller holds what a merge
+ * holds, or only reports)
+ */
+bool *
+hamming_used_blocks(Relation index, BlockNumber *n)
+{
+	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
+	HammingMetaPageData *meta = palloc(sizeof(HammingMetaPageData));
+	bool	   *used;
+
+	memcpy(meta, HammingPageGetMeta(BufferGetPage(metabuf)), sizeof(HammingMetaPageData));
+	*n = RelationGetNumberOfBlocks(index);
+	UnlockReleaseBuffer(metabuf);
+	used = used_blocks(index, meta, *n);
+	pfree(meta);
+	return used;
+}
+
+/*
  * Record every block of index that nothing uses in the free space map (as
  * nbtree's VACUUM does), so that no page is lost to a merge that failed
  * after it took pages from the map, nor to a crash (the map is not
@@ -313,17 +332,11 @@ hamming_used_blocks(Relation index, const HammingMetaPageData *meta, BlockNumber
 BlockNumber
 hamming_record_unused(Relation index)
 {
-	Buffer		metabuf = hamming_lock_page(index, HAMMING_METAPAGE_BLKNO, BUFFER_LOCK_SHARE, NULL);
-	HammingMetaPageData *meta = palloc(sizeof(HammingMetaPageData));
 	BlockNumber n;
 	BlockNumber blkno;
 	BlockNumber found = 0;
-	bool	   *used;
+	bool	   *used = hamming_used_blocks(index, &n);
 
-	memcpy(meta, HammingPageGetMeta(BufferGetPage(metabuf)), sizeof(HammingMetaPageData));
-	n = RelationGetNumberOfBlocks(index);
-	UnlockReleaseBuffer(metabuf);
-	used = hamming_used_blocks(index, meta, n);
 	for (blkno = HAMMING_METAPAGE_BLKNO + 1; blkno < n; blkno++)
 	{
 		if (used[blkno] || GetRecordedFreeSpace(index, blkno) > 0)
@@ -335,6 +348,5 @@ hamming_record_unused(Relation index)
 	if (found > 0)
 		IndexFreeSpaceMapVacuum(index);
 	pfree(used);
-	pfree(meta);
 	return found;
 }
