@@ -114,7 +114,7 @@ for cmd in "${cmds[@]}"; do
 	else
 		failed=$(( failed + 1 ))
 		echo "fresh-root: FAILED: $cmd ($(( SECONDS - t0 )) s); what failed, then its last lines:"
-		grep -nE -A12 '(\.\.\. +FAILED|^not ok|Failed test|^--- |FAIL +)' "$root/root/out.log" | head -n 200 || true
+		grep -nE -B8 -A12 '(\.\.\. +FAILED|^not ok|Failed test|^--- |FAIL +|Dubious|died|Wstat)' "$root/root/out.log" | head -n 200 || true
 		echo "..."
 		tail -n 40 "$root/root/out.log"
 	fi
