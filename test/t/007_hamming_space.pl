@@ -13,7 +13,7 @@ use lib $FindBin::RealBin;
 use SimhashTest;
 
 my $node = PostgreSQL::Test::Cluster->new('space');
-$node->init;
+$node->init(no_data_checksums => 1);	# the test writes into a metapage (18 enables checksums)
 # a long WAL writer delay: only a flush of the merge's own makes it durable
 $node->append_conf('postgresql.conf', "autovacuum = off\nwal_writer_delay = '10s'\n");
 $node->start;
