@@ -113,7 +113,7 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s", shape),
 				 errdetail("Column %d has type %s.", natts, format_type_be(body_type)),
-				 errhint("%s The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[].", write_it)));
+				 errhint("%s " VERIFY_BODY_TYPES_HINT, write_it)));
 }
 
 static void

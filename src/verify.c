@@ -163,7 +163,7 @@ verify_open(const char *query, int natts, const Oid *types, const char *shape)
 					 errmsg("%s", message),
 					 errdetail("Column %d has type %s.", i + 1, format_type_be(type)),
 					 types[i] == InvalidOid ?
-					 errhint("The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[].") : 0));
+					 errhint(VERIFY_BODY_TYPES_HINT) : 0));
 	}
 	pfree(message);
 	return portal;

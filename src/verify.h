@@ -11,8 +11,10 @@
 
 typedef struct VerifyState VerifyState;
 
-/* the types a body column may have: text, varchar, char, or bigint[] */
+/* the types a body column may have: text, varchar, char, or bigint[]; the hint that says so */
 extern bool verify_body_type_ok(Oid type);
+#define VERIFY_BODY_TYPES_HINT \
+	"The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[]."
 /* the caller's query in a read-only cursor (refused if it changes data) */
 extern Portal verify_open_query(const char *query, const char *shape, const char *hint);
 
