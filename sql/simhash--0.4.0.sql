@@ -1394,6 +1394,107 @@ CREATE FUNCTION shingle_simhash256(body text, n integer DEFAULT 3, units text DE
 COMMENT ON FUNCTION shingle_simhash256(text, integer, text) IS
 	'the 256-bit fingerprint of the shingle set of shingle_set(body, n, units) as ARRAY[shingle_simhash128(body, n, units, 0), shingle_simhash128(body, n, units, 1)], the text read and its set built once for both';
 
+-- ---- near-duplicate texts (neardup.c) ----
+-- a ~= b: both texts have shingles, their 256-bit shingle fingerprints
+-- (shingle_simhash256(body, 3, 'auto')) lie within
+-- simhash_similarity_radius(t) bits, and shingle_similarity(a, b, 3, 'auto')
+-- is at least t: simhash.similarity_threshold for text ~= text, the
+-- argument of simhash_similar(a, b, t), the threshold a simhash_doc carries.
+CREATE FUNCTION simhash_similarity_radius(min_similarity float8) RETURNS integer
+	AS 'MODULE_PATHNAME', 'simhash_similarity_radius'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_similarity_radius(float8) IS
+	'the radius in bits of the 256-bit shingle fingerprint within which two texts of at least this shingle similarity (0.5 .. 1) lie: the measured table of ~=, simhash_similar and simhash_mark_duplicates';
+
+CREATE FUNCTION simhash_near(a text, b text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'simhash_text_near'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_near(text, text) IS
+	'the ~= operator: are the texts near-duplicates at simhash.similarity_threshold (default 0.8)?';
+CREATE OPERATOR ~= (LEFTARG = text, RIGHTARG = text, FUNCTION = simhash_near,
+	COMMUTATOR = ~=, RESTRICT = contsel, JOIN = contjoinsel);
+COMMENT ON OPERATOR ~= (text, text) IS
+	'near-duplicate texts: shingle similarity at least simhash.similarity_threshold, verified (indexable by a hamming index on the text)';
+
+CREATE FUNCTION simhash_similar_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME', 'simhash_similar_support'
+	LANGUAGE C STRICT;
+COMMENT ON FUNCTION simhash_similar_support(internal) IS
+	'planner support of simhash_similar(text, text, float8): its index condition';
+CREATE FUNCTION simhash_similar(a text, b text, min_similarity float8 DEFAULT 0.8) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'simhash_text_similar'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	SUPPORT simhash_similar_support;
+COMMENT ON FUNCTION simhash_similar(text, text, float8) IS
+	'are the texts near-duplicates at min_similarity (0.5 .. 1, default 0.8)? as text ~= text, with its threshold as an argument (indexable by a hamming index on either text)';
+
+CREATE TYPE simhash_doc;
+CREATE FUNCTION simhash_doc_in(cstring) RETURNS simhash_doc
+	AS 'MODULE_PATHNAME', 'simhash_doc_in'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_doc_in(cstring) IS 'input function of simhash_doc: the threshold, a colon, the text';
+CREATE FUNCTION simhash_doc_out(simhash_doc) RETURNS cstring
+	AS 'MODULE_PATHNAME', 'simhash_doc_out'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_doc_out(simhash_doc) IS 'output function of simhash_doc: the threshold, a colon, the text';
+CREATE TYPE simhash_doc (
+	INPUT = simhash_doc_in,
+	OUTPUT = simhash_doc_out,
+	INTERNALLENGTH = VARIABLE,
+	STORAGE = extended,
+	ALIGNMENT = int4
+);
+COMMENT ON TYPE simhash_doc IS
+	'a text with the threshold at which it is compared (simhash_doc(body, min_similarity)): what an exclusion constraint of near-duplicates indexes, so that its threshold is its own';
+
+CREATE FUNCTION simhash_doc(body text, min_similarity float8 DEFAULT 0.8) RETURNS simhash_doc
+	AS 'MODULE_PATHNAME', 'simhash_doc_make'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_doc(text, float8) IS
+	'the text with the threshold (0.5 .. 1, default 0.8) at which ~= compares it: EXCLUDE USING hamming (simhash_doc(body, 0.8) WITH ~=) rejects near-duplicates';
+CREATE FUNCTION simhash_doc_body(doc simhash_doc) RETURNS text
+	AS 'MODULE_PATHNAME', 'simhash_doc_body'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_doc_body(simhash_doc) IS 'the text of a simhash_doc';
+CREATE FUNCTION simhash_doc_threshold(doc simhash_doc) RETURNS float8
+	AS 'MODULE_PATHNAME', 'simhash_doc_threshold'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_doc_threshold(simhash_doc) IS 'the threshold of a simhash_doc';
+
+CREATE FUNCTION simhash_near(a text, b simhash_doc) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'simhash_text_near_doc'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_near(text, simhash_doc) IS
+	'the ~= operator: is the text a near-duplicate of the doc''s text at the doc''s threshold?';
+CREATE OPERATOR ~= (LEFTARG = text, RIGHTARG = simhash_doc, FUNCTION = simhash_near,
+	RESTRICT = contsel, JOIN = contjoinsel);
+COMMENT ON OPERATOR ~= (text, simhash_doc) IS
+	'near-duplicate texts at the threshold of the simhash_doc (what simhash_similar uses a hamming index through)';
+
+CREATE FUNCTION simhash_near(a simhash_doc, b simhash_doc) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'simhash_doc_near'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_near(simhash_doc, simhash_doc) IS
+	'the ~= operator: are the docs'' texts near-duplicates at the higher of their thresholds?';
+CREATE OPERATOR ~= (LEFTARG = simhash_doc, RIGHTARG = simhash_doc, FUNCTION = simhash_near,
+	COMMUTATOR = ~=, RESTRICT = contsel, JOIN = contjoinsel);
+COMMENT ON OPERATOR ~= (simhash_doc, simhash_doc) IS
+	'near-duplicate texts at the higher of the two thresholds (the operator of an exclusion constraint on simhash_doc(body, t))';
+
+CREATE OPERATOR CLASS simhash_text_ops
+	DEFAULT FOR TYPE text USING hamming AS
+	OPERATOR 1 ~= (text, simhash_doc),
+	OPERATOR 2 ~= (text, text);
+COMMENT ON OPERATOR CLASS simhash_text_ops USING hamming IS
+	'near-duplicate texts: body ~= q, simhash_similar(body, q, t); keeps the 256-bit shingle fingerprint of each text';
+COMMENT ON OPERATOR FAMILY simhash_text_ops USING hamming IS 'hamming operator family of near-duplicate texts';
+CREATE OPERATOR CLASS simhash_doc_ops
+	DEFAULT FOR TYPE simhash_doc USING hamming AS
+	OPERATOR 1 ~= (simhash_doc, simhash_doc);
+COMMENT ON OPERATOR CLASS simhash_doc_ops USING hamming IS
+	'near-duplicate texts with their threshold: EXCLUDE USING hamming (simhash_doc(body, t) WITH ~=)';
+COMMENT ON OPERATOR FAMILY simhash_doc_ops USING hamming IS 'hamming operator family of simhash_doc';
+
 -- simhash_mark_duplicates(tbl, body_column, mark_column, min_similarity,
 -- rank) sets mark_column to the primary key of the kept row for every row
 -- whose text is a near-duplicate of a kept row, and to NULL on every other

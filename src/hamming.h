@@ -45,6 +45,15 @@
  * the tail is over the index's tail_limit.  Every change goes through
  * generic WAL.
  *
+ * An index of text (the operator classes simhash_text_ops of text and
+ * simhash_doc_ops of simhash_doc, neardup.h) keeps each row as four
+ * entries: the four 64-bit quarters of its text's 256-bit fingerprint, with
+ * the row's TID (a text without shingles as a NULL).  A row within R bits
+ * of a query is within R / 4 bits of it in some quarter, so a scan for
+ * "body ~= q" looks for the entries within R / 4 bits of any of q's
+ * quarters (each row once) and has the executor recheck the operator on
+ * the row: the distance of all 256 bits and the shingle similarity.
+ *
  * A radius scan ("fp <@ simhash_ball(q, k)", "fp % q", "fp = q") either
  * probes the tables and reads the tail, or reads table 0 and the tail (a pass), which
  * ever hamming_work.c models cheaper; both are exact.  An ordering "ORDER BY
@@ -409,10 +418,14 @@ typedef bool (*HammingProbeEmit) (void *arg, const HammingHit *hit);
 /* scan state */
 typedef struct HammingScanOpaqueData
 {
-	/* conditions: a row matches when it is within radius[i] of center[i] for every i */
+	/*
+	 * conditions: a row matches when it is within radius[i] of center[i]
+	 * for every i, or with any_cond (an index of text) for some i
+	 */
 	int			nconds;
 	simhash    *center;
 	int		   *radius;
+	bool		any_cond;
 	bool		nothing;		/* some condition can match no row */
 
 	/* ordering */
@@ -458,6 +471,20 @@ typedef struct HammingScanOpaqueData
 } HammingScanOpaqueData;
 
 typedef HammingScanOpaqueData *HammingScanOpaque;
+
+/*
+ * An index of text: four entries a row, and rows the executor rechecks.
+ * hamming_row_fingerprints (hamming_build.c): the entries of a row's key,
+ * HAMMING_MAX_ROW_ENTRIES at most (a text's distinct quarters); 0 for a
+ * NULL (or a text without shingles)
+ */
+#define HAMMING_MAX_ROW_ENTRIES		4
+static inline bool
+hamming_keeps_text(Relation index)
+{
+	return TupleDescAttr(RelationGetDescr(index), 0)->attlen == -1;
+}
+extern int	hamming_row_fingerprints(Relation index, Datum value, bool isnull, uint64 *fps);
 
 /* hamming_utils.c */
 extern void hamming_init_reloptions(void);
@@ -628,8 +655,8 @@ extern IndexBulkDeleteResult *hamming_vacuum_cleanup(IndexVacuumInfo *info,
 /* hamming_work.c */
 extern int	hamming_hits_limit(void);
 extern double hamming_pass_work(double pages, double entries);
-extern double hamming_probe_work(const HammingTables *tables, int k);
-extern bool hamming_probe_pays(const HammingTables *tables, int k, double tail_pages,
+extern double hamming_probe_work(const HammingTables *tables, int k, int nqueries);
+extern bool hamming_probe_pays(const HammingTables *tables, int k, int nqueries, double tail_pages,
 							   double tail_entries);
 
 /* hamming_cost.c */

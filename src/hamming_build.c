@@ -13,8 +13,10 @@
  *	  answers every query by a pass.
  */
 #include "hamming.h"
+#include "neardup.h"
 
 #include "access/tableam.h"
+#include "catalog/pg_type.h"
 #include "access/xloginsert.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
@@ -72,30 +74,66 @@ stream_entry(HammingBuildState *state, int target, simhash fp, ItemPointer tid)
 	opaque->nentries++;
 }
 
+int
+hamming_row_fingerprints(Relation index, Datum value, bool isnull, uint64 *fps)
+{
+	int			n = 0;
+	int			i;
+	int			j;
+
+	if (isnull)
+		return 0;
+	if (!hamming_keeps_text(index))
+	{
+		fps[0] = DatumGetSimhash(value);
+		return 1;
+	}
+	CHECK_FOR_INTERRUPTS();
+	if (!neardup_key_fingerprint(value, index->rd_opcintype[0] != TEXTOID, fps))
+		return 0;
+	/* each distinct quarter once: table 0 holds each (fingerprint, TID) once */
+	for (i = 0; i < NEARDUP_QUARTERS; i++)
+	{
+		for (j = 0; j < n && fps[j] != fps[i]; j++)
+			;
+		if (j == n)
+			fps[n++] = fps[i];
+	}
+	return n;
+}
+
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
 	HammingBuildState *state = (HammingBuildState *) arg;
-	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
+	uint64		fps[HAMMING_MAX_ROW_ENTRIES];
+	int			n = hamming_row_fingerprints(index, values[0], isnull[0], fps);
+	int			i;
 
-	state->indtuples += 1;
-	if (state->sort == NULL)
-		stream_entry(state, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, fp, tid);
-	else if (isnull[0])
+	state->indtuples += Max(n, 1);	/* entries, as VACUUM counts them */
+	if (n == 0)
 	{
-		/* to the tail, behind the tables: kept until they are written */
-		hamming_tids_add(state->nulls, tid);
+		if (state->sort == NULL)
+			stream_entry(state, HAMMING_TARGET_NULLS, 0, tid);
+		else
+			hamming_tids_add(state->nulls, tid);	/* to the tail, behind the tables */
+		return;
 	}
-	else
+	for (i = 0; i < n; i++)
 	{
-		if (hamming_sort_count(state->sort) >= PG_UINT32_MAX - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("hamming index \"%s\" cannot hold more than %u rows in its probe tables",
-							RelationGetRelationName(index), PG_UINT32_MAX - 1),
-					 errhint("Create it WITH (probe_tables = off), or partition the table.")));
-		hamming_sort_add(state->sort, fp, tid);
+		if (state->sort == NULL)
+			stream_entry(state, HAMMING_TARGET_DATA, fps[i], tid);
+		else
+		{
+			if (hamming_sort_count(state->sort) >= PG_UINT32_MAX - 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("hamming index \"%s\" cannot hold more than %u entries in its probe tables",
+								RelationGetRelationName(index), PG_UINT32_MAX - 1),
+						 errhint("Create it WITH (probe_tables = off), or partition the table.")));
+			hamming_sort_add(state->sort, fps[i], tid);
+		}
 	}
 }
 

@@ -18,7 +18,8 @@
  *	    its prefix's bucket;
  *	  - no TID cleared in the tail;
  *	  - the heap: every row that an MVCC snapshot taken before the index is
- *	    read sees has an entry with its fingerprint (or NULL).  The index's
+ *	    read sees has an entry with its fingerprint (or NULL), a row of an
+ *	    index of text one with each quarter of its text's fingerprint.  The index's
  *	    entries go to a Bloom filter of maintenance_work_mem at most (as
  *	    amcheck's heapallindexed does), so a missing entry is found with
  *	    high probability, not certainty.
@@ -428,15 +429,22 @@ check_heap_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	CheckState *cs = (CheckState *) arg;
 	CheckedEntry e;
+	uint64		fps[HAMMING_MAX_ROW_ENTRIES];
+	int			n = hamming_row_fingerprints(index, values[0], isnull[0], fps);
+	int			i;
 
 	memset(&e, 0, sizeof(e));
 	e.tid = *tid;
-	e.isnull = isnull[0];
-	e.fp = isnull[0] ? 0 : (uint64) DatumGetSimhash(values[0]);
+	e.isnull = n == 0;
 	cs->rows++;
-	CHECK(index, !bloom_lacks_element(cs->filter, (unsigned char *) &e, sizeof(e)),
-		  "The heap row at (%u,%u) has no entry in the index.",
-		  ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+	/* each of its entries: its fingerprint, or one of a NULL */
+	for (i = 0; i < Max(n, 1); i++)
+	{
+		e.fp = n == 0 ? 0 : fps[i];
+		CHECK(index, !bloom_lacks_element(cs->filter, (unsigned char *) &e, sizeof(e)),
+			  "The heap row at (%u,%u) has no entry in the index (of its %d, entry %d).",
+			  ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid), Max(n, 1), i + 1);
+	}
 }
 
 Datum

@@ -23,6 +23,8 @@
 #include "strategy.h"
 #include "support.h"
 #include "hamming.h"
+#include "neardup.h"
+#include "settings.h"
 
 #include <math.h>
 
@@ -36,13 +38,32 @@
 
 #define HAMMING_ENTRY_COST_FRACTION 0.1
 
-/* the smallest radius among the scan's conditions, as far as the planner knows */
+/*
+ * The smallest radius among the scan's conditions, as far as the planner
+ * knows; of an index of text, the radius in a quarter of the fingerprint
+ * of the first condition (the one the scan probes for)
+ */
 static int
-planned_radius(PlannerInfo *root, IndexPath *path)
+planned_radius(PlannerInfo *root, IndexPath *path, bool text)
 {
 	IndexOptInfo *index = path->indexinfo;
 	int			k = SIMHASH_BITS;
 	ListCell   *lc;
+
+	if (text)
+	{
+		IndexClause *iclause = linitial_node(IndexClause, path->indexclauses);
+		RestrictInfo *rinfo = linitial_node(RestrictInfo, iclause->indexquals);
+		OpExpr	   *op = (OpExpr *) rinfo->clause;
+		Node	   *arg = IsA(op, OpExpr) && list_length(op->args) == 2 ?
+			estimate_expression_value(root, lsecond(op->args)) : NULL;
+		bool		is_doc = IsA(op, OpExpr) &&
+			get_op_opfamily_strategy(op->opno, index->opfamily[0]) == SIMHASH_STRATEGY_IN_BALL;
+
+		if (arg != NULL && IsA(arg, Const) && !((Const *) arg)->constisnull)
+			return neardup_query_radius(((Const *) arg)->constvalue, is_doc) / NEARDUP_QUARTERS;
+		return neardup_radius(simhash_similarity_threshold) / NEARDUP_QUARTERS;
+	}
 
 	foreach(lc, path->indexclauses)
 	{
@@ -84,6 +105,8 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	List	   *quals = get_quals_from_indexclauses(path->indexclauses);
 	double		pages = Max(index->pages, 2) - 1;	/* all but the metapage */
 	double		entries = Max(index->tuples, 0.0);
+	bool		text = get_typlen(index->opcintype[0]) == -1;
+	int			nqueries = text ? NEARDUP_QUARTERS : 1;
 	double		returned;
 	Cost		pass;
 	Selectivity sel;
@@ -101,7 +124,8 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	sel = clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL);
 	CLAMP_PROBABILITY(sel);
-	returned = clamp_row_est(sel * entries);
+	/* an index of text has four entries a row */
+	returned = clamp_row_est(sel * entries / nqueries);
 	pass = pages * seq_page_cost + entries * HAMMING_ENTRY_COST_FRACTION * cpu_operator_cost;
 
 	if (path->indexorderbys == NIL)
@@ -110,13 +134,13 @@ hamming_cost_estimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		if (quals != NIL && tables.ntables > 0)
 		{
-			int			k = planned_radius(root, path);
+			int			k = planned_radius(root, path, text);
 			double		table_pass = hamming_pass_work(tables.table0_pages, tables.nsorted);
 			double		tail_pass = hamming_pass_work(Max(pages - tables.table0_pages, 0),
 													  Max(entries - tables.nsorted, 0));
 
-			if (hamming_probe_pays(&tables, k, 0, 0))
-				scan = pass * (hamming_probe_work(&tables, k) + tail_pass) / (table_pass + tail_pass);
+			if (hamming_probe_pays(&tables, k, nqueries, 0, 0))
+				scan = pass * (hamming_probe_work(&tables, k, nqueries) + tail_pass) / (table_pass + tail_pass);
 		}
 		*indexStartupCost = 0;
 		*indexTotalCost = scan + returned * cpu_index_tuple_cost;

@@ -224,13 +224,25 @@ hamming_insert(Relation index, Datum *values, bool *isnull,
 			   bool indexUnchanged,
 			   IndexInfo *indexInfo)
 {
-	simhash		fp = isnull[0] ? 0 : DatumGetSimhash(values[0]);
-	BlockNumber tail_pages;
-	uint32		nsorted;
+	uint64		fps[HAMMING_MAX_ROW_ENTRIES];
+	int			n = hamming_row_fingerprints(index, values[0], isnull[0], fps);
+	BlockNumber tail_pages = 0;
+	uint32		nsorted = 0;
+	int			i;
 
-	tail_pages = hamming_insert_entry(index, isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
-									  isnull[0] ? HAMMING_NULLS : HAMMING_DATA, &fp, ht_ctid,
-									  try_append, page_append, &nsorted);
+	if (n == 0)
+	{
+		fps[0] = 0;
+		tail_pages = hamming_insert_entry(index, HAMMING_TARGET_NULLS, HAMMING_NULLS, &fps[0], ht_ctid,
+										  try_append, page_append, &nsorted);
+	}
+	for (i = 0; i < n; i++)
+	{
+		BlockNumber pages = hamming_insert_entry(index, HAMMING_TARGET_DATA, HAMMING_DATA, &fps[i],
+												 ht_ctid, try_append, page_append, &nsorted);
+
+		tail_pages = Max(tail_pages, pages);
+	}
 	/*
 	 * a tail over the index's limit: merged now, unless VACUUM or another
 	 * merge is at work, or a merge of these tables needed more memory than

@@ -21,6 +21,7 @@
 #include "strategy.h"
 #include "ball.h"
 #include "hamming.h"
+#include "neardup.h"
 
 #include "access/relscan.h"
 #include "miscadmin.h"
@@ -43,22 +44,22 @@ make_room(HammingScanOpaque so, int n)
 	}
 }
 
-/* does fp satisfy every condition? */
+/* does fp satisfy every condition (with any_cond: some condition)? */
 static inline bool
-matches_all(const HammingScanOpaque so, simhash fp)
+matches_conditions(const HammingScanOpaque so, simhash fp)
 {
 	int			i;
 
 	for (i = 0; i < so->nconds; i++)
-		if (hamming_popcount(fp ^ so->center[i]) > so->radius[i])
-			return false;
-	return true;
+		if ((hamming_popcount(fp ^ so->center[i]) <= so->radius[i]) == so->any_cond)
+			return so->any_cond;
+	return !so->any_cond || so->nconds == 0;
 }
 
 /*
- * The entries of a data page that satisfy every condition, with their
+ * The entries of a data page that satisfy the conditions, with their
  * distance to the query of an ordered scan, else to the first condition's
- * center (or 0), into out.
+ * center (or 0; with any_cond, to the condition's center), into out.
  */
 HAMMING_POPCOUNT_CLONES
 static int
@@ -70,7 +71,33 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 	int			found = 0;
 	int			i;
 
-	if (so->nconds > 0)
+	if (so->any_cond && so->nconds > 0)
+	{
+		/* near any condition's center, each entry once */
+		uint16		slots[HAMMING_PAGE_CAPACITY];
+		bool		taken[HAMMING_PAGE_CAPACITY];
+		int			c;
+
+		memset(taken, 0, n * sizeof(bool));
+		for (c = 0; c < so->nconds; c++)
+		{
+			int			nnear = hamming_near_slots(fps, n, so->center[c], 0, so->radius[c], slots);
+			int			k;
+
+			for (k = 0; k < nnear; k++)
+			{
+				i = slots[k];
+				if (taken[i] || !ItemPointerIsValid(&tids[i]))
+					continue;
+				taken[i] = true;
+				out[found].tid = tids[i];
+				out[found].slot = i;
+				out[found].blkno = blkno;
+				out[found++].distance = hamming_popcount(fps[i] ^ so->center[c]);
+			}
+		}
+	}
+	else if (so->nconds > 0)
 	{
 		/* near the first condition's center, then the others */
 		uint16		slots[HAMMING_PAGE_CAPACITY];
@@ -81,7 +108,7 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 		for (k = 0; k < nnear; k++)
 		{
 			i = slots[k];
-			if (!ItemPointerIsValid(&tids[i]) || (so->nconds > 1 && !matches_all(so, fps[i])))
+			if (!ItemPointerIsValid(&tids[i]) || (so->nconds > 1 && !matches_conditions(so, fps[i])))
 				continue;
 			out[found].tid = tids[i];
 			out[found].slot = i;
@@ -101,6 +128,25 @@ data_page_matches(const HammingScanOpaque so, Page page, BlockNumber blkno, Hamm
 			out[found].blkno = blkno;
 			out[found++].distance = so->ordered ? hamming_popcount(fps[i] ^ so->query) : 0;
 		}
+	}
+	return found;
+}
+
+/* the live entries of a page of NULL fingerprints, into out */
+static int
+null_page_entries(Page page, BlockNumber blkno, HammingHit *out)
+{
+	int			found = 0;
+	int			i;
+
+	for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
+	{
+		if (!ItemPointerIsValid(&HammingPageTids(page)[i]))
+			continue;			/* cleared by VACUUM (a merged index's NULL pages) */
+		out[found].tid = HammingPageTids(page)[i];
+		out[found].distance = 0;
+		out[found].slot = i;
+		out[found++].blkno = blkno;
 	}
 	return found;
 }
@@ -157,19 +203,7 @@ load_next_page(IndexScanDesc scan, bool want_data, bool want_nulls)
 		if (want_data && hamming_page_is(page, HAMMING_DATA))
 			so->nhits = data_page_matches(so, page, blkno, so->hits);
 		else if (want_nulls && hamming_page_is(page, HAMMING_NULLS))
-		{
-			int			i;
-
-			for (i = 0; i < HammingPageGetOpaque(page)->nentries; i++)
-			{
-				if (!ItemPointerIsValid(&HammingPageTids(page)[i]))
-					continue;	/* cleared by VACUUM (a merged index's NULL pages) */
-				so->hits[so->nhits].tid = HammingPageTids(page)[i];
-				so->hits[so->nhits].distance = 0;
-				so->hits[so->nhits].slot = i;
-				so->hits[so->nhits++].blkno = blkno;
-			}
-		}
+			so->nhits = null_page_entries(page, blkno, so->hits);
 		UnlockReleaseBuffer(buffer);
 		if (so->nhits > 0)
 			return true;
@@ -211,7 +245,7 @@ offer_page(const HammingScanOpaque so, Page page, BlockNumber blkno, HammingHit 
 		hit.blkno = blkno;
 		if (after && hamming_hit_cmp(&hit, after) <= 0)
 			continue;
-		if (!matches_all(so, fps[i]) || !ItemPointerIsValid(&hit.tid))
+		if (!matches_conditions(so, fps[i]) || !ItemPointerIsValid(&hit.tid))
 			continue;
 		if (n < cap)
 		{
@@ -312,13 +346,14 @@ collector_match(void *arg, simhash fp, int distance)
 {
 	Collector  *c = (Collector *) arg;
 
-	return distance > c->above && matches_all(c->so, fp);
+	return distance > c->above && matches_conditions(c->so, fp);
 }
 
 static void
 collector_flush(Collector *c)
 {
-	tbm_add_tuples(c->tbm, c->buffered, c->nbuffered, false);
+	/* the rows of an index of text are rechecked */
+	tbm_add_tuples(c->tbm, c->buffered, c->nbuffered, c->so->any_cond);
 	c->ntids += c->nbuffered;
 	c->nbuffered = 0;
 }
@@ -401,6 +436,83 @@ tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash 
 	hamming_tail_cache_probe(tc, center, radius, collector_match, collector_emit, c);
 }
 
+/* heap TID order */
+static int
+hit_tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) &((const HammingHit *) a)->tid,
+							  (ItemPointer) &((const HammingHit *) b)->tid);
+}
+
+/*
+ * The scan of an index of text (any_cond): every entry within the radius
+ * of any of the query's quarters, by probes for each quarter and the tail,
+ * or by a pass (without conditions: every row, NULLs too); into the
+ * bitmap, or into so->hits, each row once, in heap TID order (its four
+ * entries may all match).  A plain scan keeps all its rows in memory (few:
+ * a text's near-duplicates), to return each once.
+ */
+static void
+start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	HammingHit	found[HAMMING_PAGE_CAPACITY];
+	Collector	c;
+	BlockNumber pos = 0;
+	BlockNumber blkno;
+	int			i;
+
+	collector_init(&c, so, -1, tbm);
+	c.limit = INT_MAX;
+	if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[0], so->nconds, 0, 0))
+	{
+		HammingTailCache *tc = NULL;
+
+		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot))
+			tc = hamming_tail_cache(scan->indexRelation, &so->tables);
+		for (i = 0; i < so->nconds; i++)
+			hamming_probe(scan->indexRelation, &so->tables, so->center[i], so->radius[i],
+						  collector_match, collector_emit, &c);
+		for (i = 0; tc && i < so->nconds; i++)
+			tail_from_cache(scan, tc, &c, so->center[i], so->radius[i]);
+		pos = so->tables.pass_pages + (tc ? hamming_tail_pages(&so->tables) : 0);
+	}
+	/* the rest of a pass: the tail, or every page */
+	for (; hamming_pass_block(&so->tables, pos, &blkno); pos++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			n = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = lock_pass_page(scan, pos, blkno);
+		page = BufferGetPage(buffer);
+		if (hamming_page_is(page, HAMMING_DATA))
+			n = data_page_matches(so, page, blkno, found);
+		else if (so->nconds == 0 && hamming_page_is(page, HAMMING_NULLS))
+			n = null_page_entries(page, blkno, found);
+		UnlockReleaseBuffer(buffer);
+		for (i = 0; i < n; i++)
+			collector_emit(&c, &found[i]);
+	}
+	if (tbm)
+	{
+		collector_flush(&c);
+		*ntids += c.ntids;
+		return;
+	}
+	if (so->nhits > 1)
+	{
+		int			kept = 1;
+
+		qsort(so->hits, so->nhits, sizeof(HammingHit), hit_tid_cmp);
+		for (i = 1; i < so->nhits; i++)
+			if (!ItemPointerEquals(&so->hits[i].tid, &so->hits[kept - 1].tid))
+				so->hits[kept++] = so->hits[i];
+		so->nhits = kept;
+	}
+}
+
 /*
  * An unordered scan starts: probe the tables when that pays, for the
  * condition of the smallest radius; the tail comes next, at once through
@@ -417,12 +529,17 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	so->next_block = 0;
 	so->probing = false;
 	hamming_reread_tables(scan->indexRelation, &so->tables);
+	if (so->any_cond)
+	{
+		start_any(scan, tbm, ntids);
+		return;
+	}
 	if (so->nconds == 0)
 		return;
 	for (i = 1; i < so->nconds; i++)
 		if (so->radius[i] < so->radius[best])
 			best = i;
-	if (hamming_probe_pays(&so->tables, so->radius[best], 0, 0))
+	if (hamming_probe_pays(&so->tables, so->radius[best], 1, 0, 0))
 	{
 		Collector	c;
 		HammingTailCache *tc = NULL;
@@ -527,7 +644,7 @@ next_ring(IndexScanDesc scan)
 		HammingTailCache *tc;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!hamming_probe_pays(&so->tables, ring, so->tail_pages, so->tail_entries))
+		if (!hamming_probe_pays(&so->tables, ring, 1, so->tail_pages, so->tail_entries))
 			break;
 		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot) &&
 			hamming_tail_cache_fits(&so->tables) &&
@@ -636,7 +753,7 @@ hit_still_indexed(IndexScanDesc scan, const HammingHit *hit)
 			if (hamming_page_is(page, HAMMING_NULLS))
 				found = so->nconds == 0 && (!so->ordered || so->nulls_phase);
 			else
-				found = !so->nulls_phase && matches_all(so, fp) &&
+				found = !so->nulls_phase && matches_conditions(so, fp) &&
 					(!so->ordered || hamming_popcount(fp ^ so->query) == hit->distance);
 		}
 	}
@@ -650,8 +767,8 @@ hamming_begin_scan(Relation index, int nkeys, int norderbys)
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	HammingScanOpaque so = palloc0(sizeof(HammingScanOpaqueData));
 
-	so->center = palloc(sizeof(simhash) * Max(nkeys, 1));
-	so->radius = palloc(sizeof(int) * Max(nkeys, 1));
+	so->center = palloc(sizeof(simhash) * Max(nkeys, HAMMING_MAX_ROW_ENTRIES));
+	so->radius = palloc(sizeof(int) * Max(nkeys, HAMMING_MAX_ROW_ENTRIES));
 	so->batch_size = HAMMING_PAGE_CAPACITY;
 	so->max_hits = HAMMING_PAGE_CAPACITY;
 	so->hits = palloc(sizeof(HammingHit) * so->max_hits);
@@ -671,7 +788,34 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 
 	so->nconds = 0;
 	so->nothing = false;
-	for (i = 0; i < scan->numberOfKeys; i++)
+	so->any_cond = hamming_keeps_text(scan->indexRelation);
+	for (i = 0; so->any_cond && i < scan->numberOfKeys; i++)
+	{
+		/*
+		 * An index of text: within the query's radius / 4 bits of one of its
+		 * quarters, for the first condition (the executor rechecks them all)
+		 */
+		ScanKey		key = &scan->keyData[i];
+		uint64		quarters[NEARDUP_QUARTERS];
+		int			radius;
+		int			j;
+
+		if (key->sk_flags & SK_ISNULL)
+			so->nothing = true; /* strict operators: no row matches NULL */
+		else if (so->nconds == 0)
+		{
+			if (!neardup_query(key->sk_argument, key->sk_strategy == SIMHASH_STRATEGY_IN_BALL,
+							   quarters, &radius))
+				so->nothing = true; /* a text without shingles */
+			for (j = 0; j < NEARDUP_QUARTERS; j++)
+			{
+				so->center[j] = quarters[j];
+				so->radius[j] = radius / NEARDUP_QUARTERS;
+			}
+			so->nconds = NEARDUP_QUARTERS;
+		}
+	}
+	for (i = 0; !so->any_cond && i < scan->numberOfKeys; i++)
 	{
 		ScanKey		key = &scan->keyData[i];
 		simhash		center;
@@ -762,7 +906,7 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 			if (so->keep_pins && !hit_still_indexed(scan, hit))
 				continue;		/* VACUUM removed it: its row is dead to everyone */
 			scan->xs_heaptid = hit->tid;
-			scan->xs_recheck = false;
+			scan->xs_recheck = so->any_cond;	/* an index of text */
 			if (scan->xs_want_itup)
 			{
 				/*
@@ -811,8 +955,8 @@ hamming_get_tuple(IndexScanDesc scan, ScanDirection dir)
 		release_pin(so);		/* the executor is done with the last row */
 		if (!so->ordered)
 		{
-			/* rows in physical order, a page at a time */
-			if (!load_next_page(scan, true, true))
+			/* rows in physical order, a page at a time (an index of text: all at once) */
+			if (so->any_cond || !load_next_page(scan, true, true))
 				return false;
 		}
 		else if (so->nulls_phase)
@@ -842,7 +986,7 @@ hamming_get_bitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		return 0;
 	pgstat_count_index_scan(scan->indexRelation);
 	start_unordered(scan, tbm, &ntids);
-	while (load_next_page(scan, true, true))
+	while (!so->any_cond && load_next_page(scan, true, true))
 	{
 		int			i;
 

@@ -11,6 +11,7 @@
 #include "ball.h"
 #include "settings.h"
 #include "hamming.h"
+#include "simhash128.h"
 
 #include "access/reloptions.h"
 #include "access/relscan.h"
@@ -290,11 +291,11 @@ hamming_open_owned(Oid indexoid, LOCKMODE heap_mode, LOCKMODE index_mode, const 
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
-	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen != sizeof(simhash))
+	if (TupleDescAttr(RelationGetDescr(index), 0)->attlen == sizeof(Simhash128))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot %s index \"%s\"", action, RelationGetRelationName(index)),
-				 errdetail("It is an index of simhash128, which has no probe tables; only indexes of simhash are supported.")));
+				 errdetail("It is an index of simhash128, which has no probe tables; only indexes of simhash and of text are supported.")));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

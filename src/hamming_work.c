@@ -9,7 +9,7 @@
  *	  shared buffers, test/bench/bench_index.sh):
  *	  - a pass reads every page of table 0 and of the tail: per page a buffer
  *	    access, per entry an XOR and a popcount;
- *	  - probes of "within k bits" read, in each table j, every directory
+ *	  - probes of "within k bits" of a fingerprint read, in each table j, every directory
  *	    bucket within r_j bits of the query (hamming_table_radii), each a
  *	    directory read and a page access, and test every entry there; each
  *	    row found in tables 1..3 is looked up in table 0.
@@ -41,7 +41,7 @@ hamming_pass_work(double pages, double entries)
 }
 
 double
-hamming_probe_work(const HammingTables *tables, int k)
+hamming_probe_work(const HammingTables *tables, int k, int nqueries)
 {
 	int			radius[HAMMING_NTABLES];
 	int			dir_bits = tables->dir_bits;
@@ -62,11 +62,12 @@ hamming_probe_work(const HammingTables *tables, int k)
 		buckets = simhash_probe_count(dir_bits, Min(radius[j], dir_bits));
 		work += buckets * (WORK_BUCKET + bucket_rows * WORK_PROBE_ENTRY);
 	}
-	return work + tables->nsorted * simhash_random_within_fraction(k) * WORK_ROW;
+	return nqueries * (work + tables->nsorted * simhash_random_within_fraction(k) * WORK_ROW);
 }
 
 /*
- * Are probes of the tables for "within k bits" cheaper than a pass?  A pass
+ * Are probes of the tables for "within k bits" of nqueries fingerprints (4
+ * for an index of text) cheaper than a pass?  A pass
  * reads table 0 and the tail; tail_pages and tail_entries are the part of
  * the tail that the probes' caller does not read again for them: none for a
  * radius scan (it reads the tail after its probes, as a pass would), all of
@@ -74,10 +75,11 @@ hamming_probe_work(const HammingTables *tables, int k)
  * reads it again).
  */
 bool
-hamming_probe_pays(const HammingTables *tables, int k, double tail_pages, double tail_entries)
+hamming_probe_pays(const HammingTables *tables, int k, int nqueries, double tail_pages,
+				   double tail_entries)
 {
 	return tables->ntables > 0 &&
-		hamming_probe_work(tables, k) <
+		hamming_probe_work(tables, k, nqueries) <
 		hamming_pass_work(tables->table0_pages + tail_pages, tables->nsorted + tail_entries);
 }
 

@@ -1,7 +1,8 @@
 /*
  * init.c
  *	  The library's start: _PG_init() defines the extension's settings
- *	  (simhash.max_distance, simhash.pairs_recall, simhash.tail_cache_size,
+ *	  (simhash.max_distance, simhash.similarity_threshold,
+ *	  simhash.pairs_recall, simhash.tail_cache_size,
  *	  and simhash.vacuum_test_lock for tests),
  *	  installs the % operator's planner hook and registers the hamming
  *	  access method's reloptions.
@@ -13,6 +14,7 @@
 
 int			simhash_max_distance_guc = SIMHASH_DEFAULT_MAX_DISTANCE;
 double		simhash_pairs_recall = 1.0;
+double		simhash_similarity_threshold = 0.8;
 int			simhash_vacuum_test_lock = 0;
 
 void		_PG_init(void);
@@ -27,6 +29,13 @@ _PG_init(void)
 							SIMHASH_DEFAULT_MAX_DISTANCE, 0, SIMHASH_BITS,
 							PGC_USERSET, 0,
 							NULL, simhash_max_distance_assign, NULL);
+	DefineCustomRealVariable("simhash.similarity_threshold",
+							 "Least shingle similarity at which the ~= operator takes two texts for near-duplicates.",
+							 "simhash_similar(a, b, min_similarity) and simhash_doc(body, min_similarity) take theirs as an argument.",
+							 &simhash_similarity_threshold,
+							 0.8, 0.5, 1.0,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomRealVariable("simhash.pairs_recall",
 							 "Least share of the pairs at the largest distance that simhash_pairs, simhash_clusters and simhash_dedup find.",
 							 "1 (the default) compares every pair within the distance (exact tables); "

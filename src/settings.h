@@ -4,7 +4,8 @@
  *	  simhash.max_distance threshold of the % operator, and the functions of
  *	  the % operator's planner hook (similar_hook.c) that it drives;
  *	  simhash.pairs_recall, the recall of the whole-table functions' bands
- *	  (pairs_band.c); simhash.tail_cache_size, the memory of the tail pages
+ *	  (pairs_band.c); simhash.similarity_threshold, the threshold of the
+ *	  ~= operator on texts (neardup.c); simhash.tail_cache_size, the memory of the tail pages
  *	  a backend keeps for hamming index lookups (hamming_tail_cache.c).
  */
 #ifndef SIMHASH_SETTINGS_H
@@ -19,6 +20,12 @@
 #define SIMHASH_DEFAULT_MAX_DISTANCE 9
 
 extern int	simhash_max_distance_guc;
+/*
+ * simhash.similarity_threshold: the threshold of text ~= text, 0.5 .. 1
+ * (neardup.c)
+ */
+extern double simhash_similarity_threshold;
+
 /* simhash.pairs_recall: 1 asks for the exact tables */
 extern double simhash_pairs_recall;
 

@@ -42,7 +42,6 @@
 
 #define SHINGLE_VOTE_BATCH 256
 #define SHINGLE_PARTS 13		/* letter pairs 'a' 'b' .. 'y' 'z' */
-#define SHINGLE_PARTS_AT_ONCE 2	/* parts 0 and 1: the 256-bit fingerprint */
 
 /*
  * The hashes of the features x || h and y || h, h in decimal: what
@@ -62,17 +61,15 @@ prefixed_hashes(int64 h, char x, char y, uint64 *a, uint64 *b)
 }
 
 /*
- * The fingerprints of parts first .. first + nparts - 1 of the text's shingle
- * set, the set built once: each shingle's hashes for all the parts are
- * computed together, and each half votes them in batches.
+ * The fingerprints of parts first .. first + nparts - 1 of a shingle set
+ * (count distinct hashes, in any order): each shingle's hashes for all the
+ * parts are computed together, and each half votes them in batches.
  */
-static void
-shingle_parts(text *t, Shingling *sh, int first, int nparts, Simhash128 **out)
+void
+shingle_set_parts(const int64 *set, Size count, int first, int nparts, Simhash128 *out)
 {
 	SimhashAcc	acc[2 * SHINGLE_PARTS_AT_ONCE];
 	uint64		hashes[2 * SHINGLE_PARTS_AT_ONCE][SHINGLE_VOTE_BATCH];
-	Size		count;
-	int64	   *set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), sh, &count);
 	Size		i = 0;
 	int			p;
 
@@ -94,9 +91,26 @@ shingle_parts(text *t, Shingling *sh, int first, int nparts, Simhash128 **out)
 		for (p = 0; p < 2 * nparts; p++)
 			simhash_acc_add_units(&acc[p], hashes[p], n);
 	}
+	for (p = 0; p < nparts; p++)
+	{
+		out[p].hi = simhash_acc_finish(&acc[2 * p]);
+		out[p].lo = simhash_acc_finish(&acc[2 * p + 1]);
+	}
+}
+
+/* the same of a text, its shingle set built once for all the parts */
+static void
+shingle_parts(text *t, Shingling *sh, int first, int nparts, Simhash128 **out)
+{
+	Simhash128	parts[SHINGLE_PARTS_AT_ONCE];
+	Size		count;
+	int64	   *set = shingle_distinct_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), sh, &count);
+	int			p;
+
+	shingle_set_parts(set, count, first, nparts, parts);
 	pfree(set);
 	for (p = 0; p < nparts; p++)
-		out[p] = simhash128_make(simhash_acc_finish(&acc[2 * p]), simhash_acc_finish(&acc[2 * p + 1]));
+		out[p] = simhash128_make(parts[p].hi, parts[p].lo);
 }
 
 PG_FUNCTION_INFO_V1(shingle_simhash128);

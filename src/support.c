@@ -449,6 +449,67 @@ within_selectivity(int k)
 	return s;
 }
 
+/*
+ * The operands of a call f(a, b, x) of a symmetric f whose a or b is the
+ * index key: the key, the other one and x, when the last two can be
+ * computed before the scan of the indexed table
+ */
+static bool
+call_operands(SupportRequestIndexCondition *req, Node **indexed, Node **other, Node **extra)
+{
+	FuncExpr   *call = (FuncExpr *) req->node;
+	Relids		outside;
+
+	if (!IsA(call, FuncExpr) || list_length(call->args) != 3 || req->indexarg > 1)
+		return false;
+	*indexed = list_nth(call->args, req->indexarg);
+	*other = list_nth(call->args, 1 - req->indexarg);
+	*extra = lthird(call->args);
+	if (contain_volatile_functions(*other) || contain_volatile_functions(*extra))
+		return false;
+	outside = bms_union(pull_varnos(req->root, *other), pull_varnos(req->root, *extra));
+	return !bms_is_member(req->index->rel->relid, outside);
+}
+
+/*
+ * simhash_similar(a text, b text, min_similarity): "a ~= simhash_doc(b,
+ * min_similarity)" for an index of a's text (lossy: the call is checked on
+ * each row the index returns)
+ */
+PG_FUNCTION_INFO_V1(simhash_similar_support);
+Datum
+simhash_similar_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestIndexCondition *req;
+	Node	   *indexed;
+	Node	   *other;
+	Node	   *threshold;
+	Oid			doc_type;
+	Oid			near_op;
+	Oid			doc_fn;
+	Oid			argtypes[2] = {TEXTOID, FLOAT8OID};
+	Expr	   *doc;
+
+	if (!IsA(rawreq, SupportRequestIndexCondition))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestIndexCondition *) rawreq;
+	if (!call_operands(req, &indexed, &other, &threshold))
+		PG_RETURN_POINTER(NULL);
+	doc_type = extension_type(req->funcid, "simhash_doc");
+	doc_fn = extension_function(req->funcid, "simhash_doc", 2, argtypes);
+	if (!OidIsValid(doc_type) || !OidIsValid(doc_fn))
+		PG_RETURN_POINTER(NULL);
+	near_op = get_opfamily_member(req->opfamily, TEXTOID, doc_type, SIMHASH_STRATEGY_IN_BALL);
+	if (!OidIsValid(near_op))
+		PG_RETURN_POINTER(NULL);
+	doc = (Expr *) makeFuncExpr(doc_fn, doc_type, list_make2(other, threshold),
+								InvalidOid, exprCollation(other), COERCE_EXPLICIT_CALL);
+	req->lossy = true;
+	PG_RETURN_POINTER(list_make1(make_opclause(near_op, BOOLOID, false, (Expr *) indexed, doc,
+											   InvalidOid, exprCollation(indexed))));
+}
+
 PG_FUNCTION_INFO_V1(simhash_within_support);
 Datum
 simhash_within_support(PG_FUNCTION_ARGS)
@@ -477,11 +538,9 @@ simhash_within_support(PG_FUNCTION_ARGS)
 	if (IsA(rawreq, SupportRequestIndexCondition))
 	{
 		SupportRequestIndexCondition *req = (SupportRequestIndexCondition *) rawreq;
-		FuncExpr   *call = (FuncExpr *) req->node;
 		Node	   *indexed;
 		Node	   *other;
 		Node	   *k;
-		Relids		outside;
 		Oid			simhash_type;
 		const char *ball_name;
 		Oid			ball_type;
@@ -490,17 +549,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		Oid			argtypes[2];
 		Expr	   *ball;
 
-		if (!IsA(call, FuncExpr) || list_length(call->args) != 3 || req->indexarg > 1)
-			PG_RETURN_POINTER(NULL);
-		indexed = list_nth(call->args, req->indexarg);
-		other = list_nth(call->args, 1 - req->indexarg);
-		k = lthird(call->args);
-
-		/* the ball must be computable before the scan of the indexed table */
-		if (contain_volatile_functions(other) || contain_volatile_functions(k))
-			PG_RETURN_POINTER(NULL);
-		outside = bms_union(pull_varnos(req->root, other), pull_varnos(req->root, k));
-		if (bms_is_member(req->index->rel->relid, outside))
+		if (!call_operands(req, &indexed, &other, &k))
 			PG_RETURN_POINTER(NULL);
 		if (gin_declines(req, simhash_estimated_distance(req->root, k, req->funcid)))
 			PG_RETURN_POINTER(NULL);

@@ -1,0 +1,366 @@
+/*
+ * neardup.c
+ *	  Near-duplicate texts: the test behind the ~= operators and
+ *	  simhash_similar(text, text, min_similarity), the type simhash_doc (a
+ *	  text with its threshold), the radius of each threshold, and the
+ *	  fingerprints and queries of the hamming index's text operator classes
+ *	  (the definition is in neardup.h).
+ *
+ * A simhash_doc is a varlena: the threshold (a float8, stored unaligned)
+ * and the text's bytes.  Its text form is the threshold, a colon and the
+ * text ("0.8:the text"), so that a value reads back as it was written.
+ *
+ * The right operand of a comparison is usually the same in every call (the
+ * query, or a row an exclusion constraint checks), so each call site keeps
+ * the shingles and fingerprint of its last right operand.
+ */
+#include "neardup.h"
+#include "settings.h"
+#include "shingle.h"
+#include "simhash128.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+
+/*
+ * The radius of each threshold 0.5, 0.55, .. 0.95: the least distance
+ * within which 99.5% of the pairs of texts of at least that shingle
+ * similarity lie on the evaluation corpus (doc/threshold.md); between two
+ * steps the radius of the step below, from 0.95 to 1 that of 0.95.
+ */
+static const int neardup_radii[] = {80, 74, 70, 65, 61, 54, 49, 43, 36, 26};
+
+int
+neardup_radius(double min_similarity)
+{
+	int			step;
+
+	if (isnan(min_similarity) || min_similarity < NEARDUP_MIN_THRESHOLD ||
+		min_similarity > NEARDUP_MAX_THRESHOLD)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("min_similarity must be between %g and %g, not %g",
+						NEARDUP_MIN_THRESHOLD, NEARDUP_MAX_THRESHOLD, min_similarity),
+				 errhint("min_similarity is the least shingle_similarity of two near-duplicates; 0.8 is the default.")));
+	step = (int) floor((min_similarity - NEARDUP_MIN_THRESHOLD) * 20 + 1e-9);
+	return neardup_radii[Min(step, (int) lengthof(neardup_radii) - 1)];
+}
+
+/* ---- a text's shingles and fingerprint ---- */
+
+typedef struct TextShingles
+{
+	int64	   *set;			/* sorted, distinct */
+	Size		count;
+	uint64		fp[NEARDUP_QUARTERS];
+} TextShingles;
+
+static const Shingling neardup_shingling = {3, SIMHASH_FEATURE_UNITS, true};
+
+static void
+text_shingles(const char *data, int len, TextShingles *ts)
+{
+	Simhash128	parts[SHINGLE_PARTS_AT_ONCE];
+
+	ts->set = shingle_sorted_set(data, len, &neardup_shingling, &ts->count);
+	shingle_set_parts(ts->set, ts->count, 0, SHINGLE_PARTS_AT_ONCE, parts);
+	ts->fp[0] = parts[0].hi;
+	ts->fp[1] = parts[0].lo;
+	ts->fp[2] = parts[1].hi;
+	ts->fp[3] = parts[1].lo;
+}
+
+static int
+fingerprint_distance(const uint64 *a, const uint64 *b)
+{
+	int			d = 0;
+	int			i;
+
+	for (i = 0; i < NEARDUP_QUARTERS; i++)
+		d += pg_popcount64(a[i] ^ b[i]);
+	return d;
+}
+
+static bool
+shingles_near(const TextShingles *a, const TextShingles *b, double min_similarity)
+{
+	int			radius = neardup_radius(min_similarity);
+
+	if (a->count == 0 || b->count == 0)
+		return false;			/* a text without shingles */
+	if (fingerprint_distance(a->fp, b->fp) > radius)
+		return false;
+	return shingle_sorted_jaccard(a->set, a->count, b->set, b->count) >= min_similarity;
+}
+
+/* ---- simhash_doc ---- */
+
+#define DOC_HEADER	(VARHDRSZ + sizeof(float8))
+
+static double
+doc_threshold(const struct varlena *doc)
+{
+	float8		t;
+
+	memcpy(&t, VARDATA(doc), sizeof(float8));
+	return t;
+}
+
+static const char *
+doc_data(const struct varlena *doc, int *len)
+{
+	*len = VARSIZE(doc) - DOC_HEADER;
+	return (const char *) doc + DOC_HEADER;
+}
+
+static struct varlena *
+make_doc(const char *data, int len, double min_similarity)
+{
+	struct varlena *doc;
+	float8		t = min_similarity;
+
+	(void) neardup_radius(min_similarity);	/* checks it */
+	doc = palloc(DOC_HEADER + len);
+	SET_VARSIZE(doc, DOC_HEADER + len);
+	memcpy(VARDATA(doc), &t, sizeof(float8));
+	memcpy((char *) doc + DOC_HEADER, data, len);
+	return doc;
+}
+
+PG_FUNCTION_INFO_V1(simhash_doc_make);
+Datum
+simhash_doc_make(PG_FUNCTION_ARGS)
+{
+	text	   *body = PG_GETARG_TEXT_PP(0);
+
+	PG_RETURN_POINTER(make_doc(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), PG_GETARG_FLOAT8(1)));
+}
+
+PG_FUNCTION_INFO_V1(simhash_doc_in);
+Datum
+simhash_doc_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	char	   *colon = strchr(str, ':');
+	char	   *number;
+	double		t;
+
+	if (colon == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash_doc", str),
+				 errdetail("A simhash_doc is written as its threshold, a colon and the text, such as \"0.8:the text\".")));
+	number = pnstrdup(str, colon - str);
+#if PG_VERSION_NUM >= 160000
+	t = float8in_internal(number, NULL, "simhash_doc", str, NULL);
+#else
+	t = float8in_internal(number, NULL, "simhash_doc", str);
+#endif
+	pfree(number);
+	PG_RETURN_POINTER(make_doc(colon + 1, strlen(colon + 1), t));
+}
+
+PG_FUNCTION_INFO_V1(simhash_doc_out);
+Datum
+simhash_doc_out(PG_FUNCTION_ARGS)
+{
+	struct varlena *doc = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	char	   *number = float8out_internal(doc_threshold(doc));
+	int			len;
+	const char *data = doc_data(doc, &len);
+
+	PG_RETURN_CSTRING(psprintf("%s:%.*s", number, len, data));
+}
+
+PG_FUNCTION_INFO_V1(simhash_doc_body);
+Datum
+simhash_doc_body(PG_FUNCTION_ARGS)
+{
+	struct varlena *doc = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	int			len;
+	const char *data = doc_data(doc, &len);
+
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(data, len));
+}
+
+PG_FUNCTION_INFO_V1(simhash_doc_threshold);
+Datum
+simhash_doc_threshold(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(doc_threshold(PG_DETOAST_DATUM(PG_GETARG_DATUM(0))));
+}
+
+/* ---- the comparisons ---- */
+
+/* the right operand a call site saw last, with its shingles */
+typedef struct RightCache
+{
+	char	   *data;
+	int			len;
+	TextShingles shingles;
+} RightCache;
+
+static const TextShingles *
+right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
+{
+	RightCache *cache = (RightCache *) fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+
+	if (cache != NULL && cache->len == len && memcmp(cache->data, data, len) == 0)
+		return &cache->shingles;
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (cache == NULL)
+		cache = palloc0(sizeof(RightCache));
+	else
+	{
+		pfree(cache->data);
+		pfree(cache->shingles.set);
+	}
+	cache->data = palloc(Max(len, 1));
+	memcpy(cache->data, data, len);
+	cache->len = len;
+	text_shingles(data, len, &cache->shingles);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = cache;
+	return &cache->shingles;
+}
+
+static bool
+near_texts(FunctionCallInfo fcinfo, const char *a, int alen, const char *b, int blen,
+		   double min_similarity)
+{
+	const TextShingles *right = right_shingles(fcinfo, b, blen);
+	TextShingles left;
+	bool		result;
+
+	(void) neardup_radius(min_similarity);	/* checked before any work */
+	if (right->count == 0)
+		return false;
+	text_shingles(a, alen, &left);
+	result = shingles_near(&left, right, min_similarity);
+	pfree(left.set);
+	return result;
+}
+
+/* text ~= text: at simhash.similarity_threshold */
+PG_FUNCTION_INFO_V1(simhash_text_near);
+Datum
+simhash_text_near(PG_FUNCTION_ARGS)
+{
+	text	   *a = PG_GETARG_TEXT_PP(0);
+	text	   *b = PG_GETARG_TEXT_PP(1);
+
+	PG_RETURN_BOOL(near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a),
+							  VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), simhash_similarity_threshold));
+}
+
+/* simhash_similar(text, text, min_similarity) */
+PG_FUNCTION_INFO_V1(simhash_text_similar);
+Datum
+simhash_text_similar(PG_FUNCTION_ARGS)
+{
+	text	   *a = PG_GETARG_TEXT_PP(0);
+	text	   *b = PG_GETARG_TEXT_PP(1);
+
+	PG_RETURN_BOOL(near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a),
+							  VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), PG_GETARG_FLOAT8(2)));
+}
+
+/* text ~= simhash_doc: at the doc's threshold */
+PG_FUNCTION_INFO_V1(simhash_text_near_doc);
+Datum
+simhash_text_near_doc(PG_FUNCTION_ARGS)
+{
+	text	   *a = PG_GETARG_TEXT_PP(0);
+	struct varlena *b = PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	int			blen;
+	const char *bdata = doc_data(b, &blen);
+
+	PG_RETURN_BOOL(near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a), bdata, blen,
+							  doc_threshold(b)));
+}
+
+/* simhash_doc ~= simhash_doc: at the higher of the two thresholds (commutative) */
+PG_FUNCTION_INFO_V1(simhash_doc_near);
+Datum
+simhash_doc_near(PG_FUNCTION_ARGS)
+{
+	struct varlena *a = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	struct varlena *b = PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	int			alen;
+	int			blen;
+	const char *adata = doc_data(a, &alen);
+	const char *bdata = doc_data(b, &blen);
+
+	PG_RETURN_BOOL(near_texts(fcinfo, adata, alen, bdata, blen,
+							  Max(doc_threshold(a), doc_threshold(b))));
+}
+
+PG_FUNCTION_INFO_V1(simhash_similarity_radius);
+Datum
+simhash_similarity_radius(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(neardup_radius(PG_GETARG_FLOAT8(0)));
+}
+
+/* ---- the hamming index's text operator classes ---- */
+
+static bool
+value_fingerprint(Datum value, bool is_doc, uint64 *quarters, double *min_similarity)
+{
+	struct varlena *v;
+	const char *data;
+	int			len;
+	TextShingles ts;
+	bool		result;
+
+	if (is_doc)
+	{
+		v = PG_DETOAST_DATUM(value);
+		data = doc_data(v, &len);
+		*min_similarity = doc_threshold(v);
+	}
+	else
+	{
+		v = PG_DETOAST_DATUM_PACKED(value);
+		data = VARDATA_ANY(v);
+		len = VARSIZE_ANY_EXHDR(v);
+		*min_similarity = simhash_similarity_threshold;
+	}
+	text_shingles(data, len, &ts);
+	memcpy(quarters, ts.fp, sizeof(ts.fp));
+	result = ts.count > 0;
+	pfree(ts.set);
+	if ((Pointer) v != DatumGetPointer(value))
+		pfree(v);
+	return result;
+}
+
+bool
+neardup_key_fingerprint(Datum key, bool is_doc, uint64 *quarters)
+{
+	double		unused;
+
+	return value_fingerprint(key, is_doc, quarters, &unused);
+}
+
+int
+neardup_query_radius(Datum arg, bool is_doc)
+{
+	if (is_doc)
+		return neardup_radius(doc_threshold(PG_DETOAST_DATUM(arg)));
+	return neardup_radius(simhash_similarity_threshold);
+}
+
+bool
+neardup_query(Datum arg, bool is_doc, uint64 *quarters, int *radius)
+{
+	double		min_similarity;
+	bool		result = value_fingerprint(arg, is_doc, quarters, &min_similarity);
+
+	*radius = neardup_radius(min_similarity);
+	return result;
+}

@@ -1,0 +1,49 @@
+/*
+ * neardup.h
+ *	  Near-duplicate texts (neardup.c): what the ~= operator, the function
+ *	  simhash_similar(text, text, min_similarity) and the text operator
+ *	  classes of the hamming index take a near-duplicate to be, the radius
+ *	  of each threshold, and the 256-bit fingerprint the index keeps of a
+ *	  text.
+ *
+ * Two texts are near-duplicates at threshold t when both have shingles,
+ * their 256-bit shingle fingerprints (shingle_simhash256(body, 3, 'auto'))
+ * lie within neardup_radius(t) bits, and shingle_similarity(a, b, 3,
+ * 'auto') is at least t.  A text without shingles (no letter or digit) is
+ * the near-duplicate of no text.
+ */
+#ifndef SIMHASH_NEARDUP_H
+#define SIMHASH_NEARDUP_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+/* the 256-bit fingerprint as four 64-bit quarters: part 0 hi, lo, part 1 hi, lo */
+#define NEARDUP_QUARTERS	4
+#define NEARDUP_BITS		256
+
+/* thresholds: 0.5 .. 1 */
+#define NEARDUP_MIN_THRESHOLD	0.5
+#define NEARDUP_MAX_THRESHOLD	1.0
+
+/* the radius within which a near-duplicate at min_similarity lies (checked) */
+extern int	neardup_radius(double min_similarity);
+
+/*
+ * The fingerprint of a key of a text operator class (a text, or a
+ * simhash_doc when is_doc); false for a text without shingles
+ */
+extern bool neardup_key_fingerprint(Datum key, bool is_doc, uint64 *quarters);
+
+/*
+ * The query of a scan of a text operator class: the fingerprint of arg (a
+ * text compared at simhash.similarity_threshold, or a simhash_doc at its
+ * own threshold) and the radius of its threshold; false for a text without
+ * shingles (no row matches)
+ */
+extern bool neardup_query(Datum arg, bool is_doc, uint64 *quarters, int *radius);
+/* the radius of such a query's threshold alone */
+extern int	neardup_query_radius(Datum arg, bool is_doc);
+
+#endif							/* SIMHASH_NEARDUP_H */
