@@ -1421,12 +1421,12 @@ CREATE FUNCTION simhash_similar_support(internal) RETURNS internal
 	LANGUAGE C STRICT;
 COMMENT ON FUNCTION simhash_similar_support(internal) IS
 	'planner support of simhash_similar(text, text, float8): its index condition';
-CREATE FUNCTION simhash_similar(a text, b text, min_similarity float8 DEFAULT 0.8) RETURNS boolean
+CREATE FUNCTION simhash_similar(a text, b text, min_similarity float8) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'simhash_text_similar'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 	SUPPORT simhash_similar_support;
 COMMENT ON FUNCTION simhash_similar(text, text, float8) IS
-	'are the texts near-duplicates at min_similarity (0.5 .. 1, default 0.8)? as text ~= text, with its threshold as an argument (indexable by a hamming index on either text)';
+	'are the texts near-duplicates at min_similarity (0.5 .. 1; 0.8 is the usual)? as text ~= text, with its threshold as an argument (indexable by a hamming index on either text); the threshold is required, so that simhash_similar of two literals stays the one of fingerprints';
 
 CREATE TYPE simhash_doc;
 CREATE FUNCTION simhash_doc_in(cstring) RETURNS simhash_doc
