@@ -44,7 +44,7 @@ neardup_radius(double min_similarity)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("min_similarity must be between %g and %g, not %g",
 						NEARDUP_MIN_THRESHOLD, NEARDUP_MAX_THRESHOLD, min_similarity),
-				 errhint("min_similarity is the least shingle_similarity of two near-duplicates; 0.8 is the default.")));
+				 errhint("min_similarity is the least shingle_similarity of two near-duplicates, such as 0.8.")));
 	step = (int) floor((min_similarity - NEARDUP_MIN_THRESHOLD) * 20 + 1e-9);
 	return neardup_radii[Min(step, (int) lengthof(neardup_radii) - 1)];
 }

@@ -22,6 +22,14 @@ install_deps() {
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 	fi
+	# pgvector, where the distribution packages it for this server (Debian
+	# 13 and later): the regression test coexist installs it beside simhash
+	local vector=postgresql-$SIMHASH_PG_MAJOR-pgvector
+	if [ "$(id -u)" = 0 ] && ! dpkg-query -W -f='${Status}' "$vector" 2>/dev/null | grep -q "install ok installed" &&
+		apt-cache show "$vector" >/dev/null 2>&1; then
+		echo "installing: $vector"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "$vector" >/dev/null || true
+	fi
 	# PG_CONFIG chooses the PostgreSQL installation (default: Debian's of that major version)
 	export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$SIMHASH_PG_MAJOR/bin/pg_config}
 	export PATH="$("$PG_CONFIG" --bindir):$PATH"
