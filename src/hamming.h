@@ -6,7 +6,7 @@
  *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
  *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
  *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c,
- *	  hamming_build_parallel.c).
+ *	  hamming_build_parallel.c, hamming_build_scan.c, hamming_write.c).
  *
  * The index has two parts.  The probe tables hold every fingerprint of the
  * table four times, each copy sorted on a different 16-bit block of the
@@ -474,9 +474,9 @@ typedef HammingScanOpaqueData *HammingScanOpaque;
 
 /*
  * An index of text: four entries a row, and rows the executor rechecks.
- * hamming_row_fingerprints (hamming_build.c): the entries of a row's key,
+ * hamming_row_fingerprints: the entries of a row's key,
  * HAMMING_MAX_ROW_ENTRIES at most (a text's distinct quarters); 0 for a
- * NULL (or a text without shingles)
+ * NULL (or a text without shingles).  In hamming_build_scan.c
  */
 #define HAMMING_MAX_ROW_ENTRIES		4
 static inline bool
@@ -549,6 +549,8 @@ extern bool hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, 
 extern IndexBuildResult *hamming_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void hamming_build_empty(Relation index);
 extern char *hamming_build_phase_name(int64 phase);
+
+/* hamming_write.c */
 extern void hamming_write_sorted(HammingSort *sort, HammingTids *nulls,
 								 bool progress, uint16 gen, HammingPageSink sink, void *arg, HammingMetaPageData *meta);
 extern void hamming_write_streams(Size n, const HammingTableSource *source,
@@ -594,13 +596,16 @@ typedef struct HammingSortRun
 extern void hamming_sort_export(HammingSort *sort, BufFile *file, HammingSortRun *run);
 extern HammingSort *hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs,
 										BufFile **files);
+/* hamming_build_scan.c */
 extern void hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls);
-extern BlockNumber hamming_build_layout(Size n, HammingMetaPageData *meta);
-extern void hamming_write_sorted_table(HammingSort *sort, int table, HammingPageSink sink, void *arg,
-									   HammingMetaPageData *meta);
 extern double hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo,
 								 TableScanDesc scan, bool progress, HammingSort *sort,
 								 HammingTids *nulls, double *indtuples);
+/* hamming_write.c */
+extern BlockNumber hamming_build_layout(Size n, HammingMetaPageData *meta);
+extern void hamming_write_sorted_table(HammingSort *sort, int table, HammingPageSink sink, void *arg,
+									   HammingMetaPageData *meta);
+/* hamming_build_parallel.c */
 extern bool hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
 								   HammingMetaPageData *meta, HammingTids **nulls,
 								   double *reltuples, double *indtuples);

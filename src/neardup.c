@@ -98,24 +98,6 @@ shingles_near(const TextShingles *a, const TextShingles *b, double min_similarit
 
 /* ---- simhash_doc ---- */
 
-#define DOC_HEADER	(VARHDRSZ + sizeof(float8))
-
-static double
-doc_threshold(const struct varlena *doc)
-{
-	float8		t;
-
-	memcpy(&t, VARDATA(doc), sizeof(float8));
-	return t;
-}
-
-static const char *
-doc_data(const struct varlena *doc, int *len)
-{
-	*len = VARSIZE(doc) - DOC_HEADER;
-	return (const char *) doc + DOC_HEADER;
-}
-
 static struct varlena *
 make_doc(const char *data, int len, double min_similarity)
 {
@@ -123,10 +105,10 @@ make_doc(const char *data, int len, double min_similarity)
 	float8		t = min_similarity;
 
 	(void) neardup_radius(min_similarity);	/* checks it */
-	doc = palloc(DOC_HEADER + len);
-	SET_VARSIZE(doc, DOC_HEADER + len);
+	doc = palloc(NEARDUP_DOC_HEADER + len);
+	SET_VARSIZE(doc, NEARDUP_DOC_HEADER + len);
 	memcpy(VARDATA(doc), &t, sizeof(float8));
-	memcpy((char *) doc + DOC_HEADER, data, len);
+	memcpy((char *) doc + NEARDUP_DOC_HEADER, data, len);
 	return doc;
 }
 
@@ -168,9 +150,9 @@ Datum
 simhash_doc_out(PG_FUNCTION_ARGS)
 {
 	struct varlena *doc = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	char	   *number = float8out_internal(doc_threshold(doc));
+	char	   *number = float8out_internal(neardup_doc_threshold(doc));
 	int			len;
-	const char *data = doc_data(doc, &len);
+	const char *data = neardup_doc_data(doc, &len);
 
 	PG_RETURN_CSTRING(psprintf("%s:%.*s", number, len, data));
 }
@@ -181,7 +163,7 @@ simhash_doc_body(PG_FUNCTION_ARGS)
 {
 	struct varlena *doc = PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	int			len;
-	const char *data = doc_data(doc, &len);
+	const char *data = neardup_doc_data(doc, &len);
 
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(data, len));
 }
@@ -190,7 +172,7 @@ PG_FUNCTION_INFO_V1(simhash_doc_threshold);
 Datum
 simhash_doc_threshold(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_FLOAT8(doc_threshold(PG_DETOAST_DATUM(PG_GETARG_DATUM(0))));
+	PG_RETURN_FLOAT8(neardup_doc_threshold(PG_DETOAST_DATUM(PG_GETARG_DATUM(0))));
 }
 
 /* ---- the comparisons ---- */
@@ -277,10 +259,10 @@ simhash_text_near_doc(PG_FUNCTION_ARGS)
 	text	   *a = PG_GETARG_TEXT_PP(0);
 	struct varlena *b = PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
 	int			blen;
-	const char *bdata = doc_data(b, &blen);
+	const char *bdata = neardup_doc_data(b, &blen);
 
 	PG_RETURN_BOOL(near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a), bdata, blen,
-							  doc_threshold(b)));
+							  neardup_doc_threshold(b)));
 }
 
 /* simhash_doc ~= simhash_doc: at the higher of the two thresholds (commutative) */
@@ -292,11 +274,11 @@ simhash_doc_near(PG_FUNCTION_ARGS)
 	struct varlena *b = PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
 	int			alen;
 	int			blen;
-	const char *adata = doc_data(a, &alen);
-	const char *bdata = doc_data(b, &blen);
+	const char *adata = neardup_doc_data(a, &alen);
+	const char *bdata = neardup_doc_data(b, &blen);
 
 	PG_RETURN_BOOL(near_texts(fcinfo, adata, alen, bdata, blen,
-							  Max(doc_threshold(a), doc_threshold(b))));
+							  Max(neardup_doc_threshold(a), neardup_doc_threshold(b))));
 }
 
 PG_FUNCTION_INFO_V1(simhash_similarity_radius);
@@ -306,61 +288,33 @@ simhash_similarity_radius(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(neardup_radius(PG_GETARG_FLOAT8(0)));
 }
 
-/* ---- the hamming index's text operator classes ---- */
-
-static bool
-value_fingerprint(Datum value, bool is_doc, uint64 *quarters, double *min_similarity)
-{
-	struct varlena *v;
-	const char *data;
-	int			len;
-	TextShingles ts;
-	bool		result;
-
-	if (is_doc)
-	{
-		v = PG_DETOAST_DATUM(value);
-		data = doc_data(v, &len);
-		*min_similarity = doc_threshold(v);
-	}
-	else
-	{
-		v = PG_DETOAST_DATUM_PACKED(value);
-		data = VARDATA_ANY(v);
-		len = VARSIZE_ANY_EXHDR(v);
-		*min_similarity = simhash_similarity_threshold;
-	}
-	text_shingles(data, len, &ts);
-	memcpy(quarters, ts.fp, sizeof(ts.fp));
-	result = ts.count > 0;
-	pfree(ts.set);
-	if ((Pointer) v != DatumGetPointer(value))
-		pfree(v);
-	return result;
-}
-
-bool
-neardup_key_fingerprint(Datum key, bool is_doc, uint64 *quarters)
-{
-	double		unused;
-
-	return value_fingerprint(key, is_doc, quarters, &unused);
-}
+/* ---- the queries of the hamming index's text operator classes ---- */
 
 int
 neardup_query_radius(Datum arg, bool is_doc)
 {
 	if (is_doc)
-		return neardup_radius(doc_threshold(PG_DETOAST_DATUM(arg)));
+		return neardup_radius(neardup_doc_threshold(PG_DETOAST_DATUM(arg)));
 	return neardup_radius(simhash_similarity_threshold);
 }
 
 bool
 neardup_query(Datum arg, bool is_doc, uint64 *quarters, int *radius)
 {
-	double		min_similarity;
-	bool		result = value_fingerprint(arg, is_doc, quarters, &min_similarity);
+	struct varlena *v = is_doc ? PG_DETOAST_DATUM(arg) : PG_DETOAST_DATUM_PACKED(arg);
+	const char *data;
+	int			len;
 
-	*radius = neardup_radius(min_similarity);
-	return result;
+	if (is_doc)
+	{
+		data = neardup_doc_data(v, &len);
+		*radius = neardup_radius(neardup_doc_threshold(v));
+	}
+	else
+	{
+		data = VARDATA_ANY(v);
+		len = VARSIZE_ANY_EXHDR(v);
+		*radius = neardup_radius(simhash_similarity_threshold);
+	}
+	return shingle_text_quarters(data, len, quarters);
 }

@@ -31,10 +31,27 @@
 extern int	neardup_radius(double min_similarity);
 
 /*
- * The fingerprint of a key of a text operator class (a text, or a
- * simhash_doc when is_doc); false for a text without shingles
+ * simhash_doc, a text with the threshold at which it is compared: a varlena
+ * (4-byte header, detoasted) of the threshold (a float8, stored unaligned)
+ * and the text's bytes
  */
-extern bool neardup_key_fingerprint(Datum key, bool is_doc, uint64 *quarters);
+#define NEARDUP_DOC_HEADER	(VARHDRSZ + sizeof(float8))
+
+static inline double
+neardup_doc_threshold(const struct varlena *doc)
+{
+	float8		t;
+
+	memcpy(&t, VARDATA(doc), sizeof(float8));
+	return t;
+}
+
+static inline const char *
+neardup_doc_data(const struct varlena *doc, int *len)
+{
+	*len = VARSIZE(doc) - NEARDUP_DOC_HEADER;
+	return (const char *) doc + NEARDUP_DOC_HEADER;
+}
 
 /*
  * The query of a scan of a text operator class: the fingerprint of arg (a

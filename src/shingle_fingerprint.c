@@ -43,61 +43,6 @@
 #define SHINGLE_VOTE_BATCH 256
 #define SHINGLE_PARTS 13		/* letter pairs 'a' 'b' .. 'y' 'z' */
 
-/*
- * The hashes of the features x || h and y || h, h in decimal: what
- * simhash(text[]) hashes for them.  h is written once, the prefix twice.
- */
-static inline void
-prefixed_hashes(int64 h, char x, char y, uint64 *a, uint64 *b)
-{
-	char		buf[128];		/* 1 + MAXINT8LEN bytes used; the size keeps the
-								 * compiler from flagging XXH3's longer paths */
-	int			len = pg_lltoa(h, buf + 1) + 1;
-
-	buf[0] = x;
-	*a = simhash_feature_hash(buf, len);
-	buf[0] = y;
-	*b = simhash_feature_hash(buf, len);
-}
-
-/*
- * The fingerprints of parts first .. first + nparts - 1 of a shingle set
- * (count distinct hashes, in any order): each shingle's hashes for all the
- * parts are computed together, and each half votes them in batches.
- */
-void
-shingle_set_parts(const int64 *set, Size count, int first, int nparts, Simhash128 *out)
-{
-	SimhashAcc	acc[2 * SHINGLE_PARTS_AT_ONCE];
-	uint64		hashes[2 * SHINGLE_PARTS_AT_ONCE][SHINGLE_VOTE_BATCH];
-	Size		i = 0;
-	int			p;
-
-	Assert(nparts >= 1 && nparts <= SHINGLE_PARTS_AT_ONCE);
-	for (p = 0; p < 2 * nparts; p++)
-		simhash_acc_init(&acc[p]);
-	while (i < count)
-	{
-		int			n = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		for (; i < count && n < SHINGLE_VOTE_BATCH; i++, n++)
-			for (p = 0; p < nparts; p++)
-			{
-				char		x = 'a' + 2 * (first + p);
-
-				prefixed_hashes(set[i], x, x + 1, &hashes[2 * p][n], &hashes[2 * p + 1][n]);
-			}
-		for (p = 0; p < 2 * nparts; p++)
-			simhash_acc_add_units(&acc[p], hashes[p], n);
-	}
-	for (p = 0; p < nparts; p++)
-	{
-		out[p].hi = simhash_acc_finish(&acc[2 * p]);
-		out[p].lo = simhash_acc_finish(&acc[2 * p + 1]);
-	}
-}
-
 /* the same of a text, its shingle set built once for all the parts */
 static void
 shingle_parts(text *t, Shingling *sh, int first, int nparts, Simhash128 **out)
