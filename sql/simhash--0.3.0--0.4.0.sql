@@ -887,7 +887,7 @@ CREATE FUNCTION simhash_similar_support(internal) RETURNS internal
 	AS 'MODULE_PATHNAME', 'simhash_similar_support'
 	LANGUAGE C STRICT;
 COMMENT ON FUNCTION simhash_similar_support(internal) IS
-	'planner support of simhash_similar(text, text, float8): its index condition';
+	'planner support of simhash_similar(text, text, float8): its index condition and selectivity';
 CREATE FUNCTION simhash_similar(a text, b text, min_similarity float8) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'simhash_text_similar'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE

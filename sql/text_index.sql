@@ -72,6 +72,22 @@ SET simhash.similarity_threshold = 1;
 SELECT * FROM compare_all('1');
 RESET simhash.similarity_threshold;
 
+-- a parallel build of the index: the same entries, and (from here on, in
+-- place of the serial one) the same answers
+SET max_parallel_maintenance_workers = 2;
+SET min_parallel_table_scan_size = 0;
+SET parallel_setup_cost = 0;
+ALTER TABLE tdocs SET (parallel_workers = 2);
+CREATE INDEX tdocs_body_parallel ON tdocs USING hamming (body);
+RESET max_parallel_maintenance_workers; RESET min_parallel_table_scan_size; RESET parallel_setup_cost;
+ALTER TABLE tdocs RESET (parallel_workers);
+SELECT hamming_index_check('tdocs_body_parallel');
+SELECT s.table_entries = p.table_entries AND s.table_entries > 0 AS same_entries
+FROM hamming_index_info('tdocs_body') s, hamming_index_info('tdocs_body_parallel') p;
+DROP INDEX tdocs_body;
+ALTER INDEX tdocs_body_parallel RENAME TO tdocs_body;
+SELECT * FROM compare_all('0.8, built in parallel');
+
 -- changes: copies inserted, texts updated, rows deleted, VACUUM (which merges)
 INSERT INTO tdocs SELECT 2000 + n, replace(body, ' the ', ' a ') FROM sample WHERE n % 4 = 1;
 INSERT INTO tdocs SELECT 3000 + n, body || ' 广告：请访问我们的网站了解更多优惠信息' FROM sample WHERE lang = 'zh' AND n % 4 = 2;

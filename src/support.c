@@ -474,7 +474,7 @@ call_operands(SupportRequestIndexCondition *req, Node **indexed, Node **other, N
 /*
  * simhash_similar(a text, b text, min_similarity): "a ~= simhash_doc(b,
  * min_similarity)" for an index of a's text (lossy: the call is checked on
- * each row the index returns)
+ * each row the index returns), and the selectivity of the ~= operators
  */
 PG_FUNCTION_INFO_V1(simhash_similar_support);
 Datum
@@ -491,6 +491,12 @@ simhash_similar_support(PG_FUNCTION_ARGS)
 	Oid			argtypes[2] = {TEXTOID, FLOAT8OID};
 	Expr	   *doc;
 
+	if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		/* as the ~= operators' estimator (contsel): near-duplicates are few */
+		((SupportRequestSelectivity *) rawreq)->selectivity = 0.001;
+		PG_RETURN_POINTER(rawreq);
+	}
 	if (!IsA(rawreq, SupportRequestIndexCondition))
 		PG_RETURN_POINTER(NULL);
 	req = (SupportRequestIndexCondition *) rawreq;

@@ -44,6 +44,37 @@ $primary->wait_for_catchup($standby);
 index_answers_exact($primary, 'docs', 'primary');
 index_answers_exact($standby, 'docs', 'standby under wal_consistency_checking');
 
+# an index of text (four entries a row): built, changed, VACUUMed and
+# merged on the primary, replayed under wal_consistency_checking; on the
+# standby its answers equal a sequential scan's
+$primary->safe_psql('postgres', q{
+	CREATE TABLE texts (id int PRIMARY KEY, body text);
+	INSERT INTO texts SELECT g, 'notice ' || g % 97 || ' of the harbour office on ferries, tides and the weather of week ' || g % 97
+		|| CASE WHEN g % 3 = 0 THEN ' with a note ' || g ELSE '' END FROM generate_series(1, 3000) g;
+	INSERT INTO texts VALUES (5001, ''), (5002, NULL), (5003, '港口办公室关于渡轮和潮汐的通知 第十二周');
+	CREATE INDEX texts_body ON texts USING hamming (body);
+	INSERT INTO texts SELECT g, 'a later notice ' || g % 50 || ' about the night ferries and the bridge works of month ' || g % 50
+		FROM generate_series(3001, 4000) g;
+	DELETE FROM texts WHERE id % 7 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM texts');
+$primary->safe_psql('postgres', q{SELECT hamming_merge_tail('texts_body')});
+$primary->wait_for_catchup($standby);
+foreach my $node ($primary, $standby)
+{
+	my $compare = q{
+		SELECT count(*) FILTER (WHERE a IS DISTINCT FROM b), count(*), sum(cardinality(string_to_array(a, ',')))
+		FROM (SELECT q.id,
+		             (SELECT string_agg(t.id::text, ',' ORDER BY t.id) FROM texts t WHERE t.body ~= q.body) AS a,
+		             (SELECT string_agg(t.id::text, ',' ORDER BY t.id) FROM texts t WHERE t.body || '' ~= q.body) AS b
+		      FROM texts q WHERE q.id % 40 = 1 OR q.id > 5000) s};
+	my ($diff, $queries, $found) = split /\|/, $node->safe_psql('postgres', "SET enable_seqscan = off; $compare");
+	is($diff, 0, $node->name . ": the text index equals a sequential scan ($queries queries, $found rows)");
+	ok($found > $queries, $node->name . ': the text index finds near-duplicates beyond the queries themselves');
+}
+is($standby->safe_psql('postgres', q{EXPLAIN (COSTS OFF) SELECT id FROM texts WHERE body ~= 'notice 5 of the harbour office'}) =~ /texts_body/ ? 1 : 0,
+	1, 'the standby plans the text index');
+
 # merges (VACUUM merged the tail above): by inserts that grow the tail
 # over tail_limit, by hamming_merge_tail(), by VACUUM again, each writing
 # on the pages the one before replaced; replayed on the standby, whose
