@@ -596,7 +596,15 @@ typedef struct HammingSortRun
 extern void hamming_sort_export(HammingSort *sort, BufFile *file, HammingSortRun *run);
 extern HammingSort *hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs,
 										BufFile **files);
-/* hamming_build_scan.c */
+/* hamming_build_scan.c: a build's heap scan, its entries to a sink */
+typedef struct HammingEntrySink
+{
+	void		(*add) (void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid);
+	void	   *arg;
+} HammingEntrySink;
+extern double hamming_build_scan_into(Relation heap, Relation index, IndexInfo *indexInfo,
+									  TableScanDesc scan, bool progress,
+									  const HammingEntrySink *sink, double *indtuples);
 extern void hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls);
 extern double hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo,
 								 TableScanDesc scan, bool progress, HammingSort *sort,

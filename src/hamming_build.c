@@ -14,7 +14,6 @@
  */
 #include "hamming.h"
 
-#include "access/tableam.h"
 #include "access/xloginsert.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
@@ -74,19 +73,9 @@ stream_entry(HammingBuildState *state, int target, simhash fp, ItemPointer tid)
 
 /* a build without probe tables: each row's entries onto the tail pages */
 static void
-tail_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			  bool tupleIsAlive, void *arg)
+tail_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid)
 {
-	HammingBuildState *state = (HammingBuildState *) arg;
-	uint64		fps[HAMMING_MAX_ROW_ENTRIES];
-	int			n = hamming_row_fingerprints(index, values[0], isnull[0], fps);
-	int			i;
-
-	state->indtuples += Max(n, 1);	/* entries, as VACUUM counts them */
-	if (n == 0)
-		stream_entry(state, HAMMING_TARGET_NULLS, 0, tid);
-	for (i = 0; i < n; i++)
-		stream_entry(state, HAMMING_TARGET_DATA, fps[i], tid);
+	stream_entry((HammingBuildState *) arg, isnull ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, fp, tid);
 }
 
 static BlockNumber
@@ -161,8 +150,13 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		hamming_tids_end(state->nulls);
 	}
 	else
-		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-										   tail_callback, (void *) state, NULL);
+	{
+		HammingEntrySink sink;
+
+		sink.add = tail_sink_add;
+		sink.arg = state;
+		reltuples = hamming_build_scan_into(heap, index, indexInfo, NULL, true, &sink, &state->indtuples);
+	}
 
 	for (target = 0; target < 2; target++)
 		flush_page(state, target);

@@ -60,11 +60,10 @@ hamming_row_fingerprints(Relation index, Datum value, bool isnull, uint64 *fps)
 	return n;
 }
 
-/* what a build's heap scan collects */
+/* a build's heap scan: each row's entries to the sink */
 typedef struct BuildScanState
 {
-	HammingSort *sort;
-	HammingTids *nulls;			/* to the tail, behind the tables */
+	const HammingEntrySink *sink;
 	double		indtuples;
 } BuildScanState;
 
@@ -72,24 +71,63 @@ static void
 scan_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			  bool tupleIsAlive, void *arg)
 {
-	BuildScanState  *state = (BuildScanState *) arg;
+	BuildScanState *state = (BuildScanState *) arg;
 	uint64		fps[HAMMING_MAX_ROW_ENTRIES];
 	int			n = hamming_row_fingerprints(index, values[0], isnull[0], fps);
 	int			i;
 
 	state->indtuples += Max(n, 1);	/* entries, as VACUUM counts them */
 	if (n == 0)
-		hamming_tids_add(state->nulls, tid);
+		state->sink->add(state->sink->arg, index, true, 0, tid);
 	for (i = 0; i < n; i++)
+		state->sink->add(state->sink->arg, index, false, fps[i], tid);
+}
+
+/*
+ * The entries of a heap scan to sink: of the whole table (scan NULL), or of
+ * a participant's share of a parallel scan; progress: report the blocks
+ * scanned.  Returns the heap's tuples, adds the index's entries to
+ * *indtuples.
+ */
+double
+hamming_build_scan_into(Relation heap, Relation index, IndexInfo *indexInfo, TableScanDesc scan,
+						bool progress, const HammingEntrySink *sink, double *indtuples)
+{
+	BuildScanState state;
+	double		reltuples;
+
+	state.sink = sink;
+	state.indtuples = 0;
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+									   scan_callback, (void *) &state, scan);
+	*indtuples += state.indtuples;
+	return reltuples;
+}
+
+/* the sink of a build with probe tables: entries sorted, the TIDs of NULLs kept for the tail */
+typedef struct SortSink
+{
+	HammingSort *sort;
+	HammingTids *nulls;
+} SortSink;
+
+static void
+sort_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid)
+{
+	SortSink   *s = (SortSink *) arg;
+
+	if (isnull)
 	{
-		if (hamming_sort_count(state->sort) >= PG_UINT32_MAX - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("hamming index \"%s\" cannot hold more than %u entries in its probe tables",
-							RelationGetRelationName(index), PG_UINT32_MAX - 1),
-					 errhint("Create it WITH (probe_tables = off), or partition the table.")));
-		hamming_sort_add(state->sort, fps[i], tid);
+		hamming_tids_add(s->nulls, tid);
+		return;
 	}
+	if (hamming_sort_count(s->sort) >= PG_UINT32_MAX - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("hamming index \"%s\" cannot hold more than %u entries in its probe tables",
+						RelationGetRelationName(index), PG_UINT32_MAX - 1),
+				 errhint("Create it WITH (probe_tables = off), or partition the table.")));
+	hamming_sort_add(s->sort, fp, tid);
 }
 
 /* the sorts of a build of budget bytes: a sixteenth for NULL TIDs, 6 bytes each, the rest for the entries */
@@ -100,24 +138,17 @@ hamming_build_sorts(Size budget, HammingSort **sort, HammingTids **nulls)
 	*nulls = hamming_tids_begin(budget / 16);
 }
 
-/*
- * The entries of a heap scan into sort and nulls: of the whole table (scan
- * NULL), or of a participant's share of a parallel scan; progress: report
- * the blocks scanned.  Returns the heap's tuples, adds the index's to
- * *indtuples.
- */
+/* the entries of a heap scan into sort and nulls (as hamming_build_scan_into) */
 double
 hamming_build_scan(Relation heap, Relation index, IndexInfo *indexInfo, TableScanDesc scan,
 				   bool progress, HammingSort *sort, HammingTids *nulls, double *indtuples)
 {
-	BuildScanState  *state = palloc0(sizeof(BuildScanState));
-	double		reltuples;
+	SortSink	s;
+	HammingEntrySink sink;
 
-	state->sort = sort;
-	state->nulls = nulls;
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
-									   scan_callback, (void *) state, scan);
-	*indtuples += state->indtuples;
-	pfree(state);
-	return reltuples;
+	s.sort = sort;
+	s.nulls = nulls;
+	sink.add = sort_sink_add;
+	sink.arg = &s;
+	return hamming_build_scan_into(heap, index, indexInfo, scan, progress, &sink, indtuples);
 }

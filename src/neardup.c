@@ -58,14 +58,12 @@ typedef struct TextShingles
 	uint64		fp[NEARDUP_QUARTERS];
 } TextShingles;
 
-static const Shingling neardup_shingling = {3, SIMHASH_FEATURE_UNITS, true};
-
 static void
 text_shingles(const char *data, int len, TextShingles *ts)
 {
 	Simhash128	parts[SHINGLE_PARTS_AT_ONCE];
 
-	ts->set = shingle_sorted_set(data, len, &neardup_shingling, &ts->count);
+	ts->set = shingle_sorted_set(data, len, &shingle_text_shingling, &ts->count);
 	shingle_set_parts(ts->set, ts->count, 0, SHINGLE_PARTS_AT_ONCE, parts);
 	ts->fp[0] = parts[0].hi;
 	ts->fp[1] = parts[0].lo;
@@ -227,16 +225,23 @@ near_texts(FunctionCallInfo fcinfo, const char *a, int alen, const char *b, int 
 	return result;
 }
 
+/* are the two text arguments near-duplicates at min_similarity? */
+static bool
+near_text_args(FunctionCallInfo fcinfo, double min_similarity)
+{
+	text	   *a = PG_GETARG_TEXT_PP(0);
+	text	   *b = PG_GETARG_TEXT_PP(1);
+
+	return near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a),
+					  VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), min_similarity);
+}
+
 /* text ~= text: at simhash.similarity_threshold */
 PG_FUNCTION_INFO_V1(simhash_text_near);
 Datum
 simhash_text_near(PG_FUNCTION_ARGS)
 {
-	text	   *a = PG_GETARG_TEXT_PP(0);
-	text	   *b = PG_GETARG_TEXT_PP(1);
-
-	PG_RETURN_BOOL(near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a),
-							  VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), simhash_similarity_threshold));
+	PG_RETURN_BOOL(near_text_args(fcinfo, simhash_similarity_threshold));
 }
 
 /* simhash_similar(text, text, min_similarity) */
@@ -244,11 +249,7 @@ PG_FUNCTION_INFO_V1(simhash_text_similar);
 Datum
 simhash_text_similar(PG_FUNCTION_ARGS)
 {
-	text	   *a = PG_GETARG_TEXT_PP(0);
-	text	   *b = PG_GETARG_TEXT_PP(1);
-
-	PG_RETURN_BOOL(near_texts(fcinfo, VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a),
-							  VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), PG_GETARG_FLOAT8(2)));
+	PG_RETURN_BOOL(near_text_args(fcinfo, PG_GETARG_FLOAT8(2)));
 }
 
 /* text ~= simhash_doc: at the doc's threshold */

@@ -88,6 +88,8 @@ extern void shingle_text_bytes_free(TextBytes *b);
 extern SimhashFeatureKind shingle_text_units(const TextBytes *b, const Shingling *sh);
 extern bool shingle_text_set(TextBytes *b, const Shingling *sh, ShingleSet *set, Size *budget);
 extern double shingle_jaccard(int64 inter, int64 size_a, int64 size_b);
+/* shingles of 3 units 'auto': those of the near-duplicate test and the text index */
+extern const Shingling shingle_text_shingling;
 extern bool shingle_text_quarters(const char *data, int len, uint64 *quarters);
 
 #endif							/* SIMHASH_SHINGLE_H */

@@ -412,13 +412,14 @@ shingle_set_parts(const int64 *set, Size count, int first, int nparts, Simhash12
  * then part 1's; false for a text without shingles (all quarters 0).  What
  * the hamming index keeps of a text.
  */
+const Shingling shingle_text_shingling = {3, SIMHASH_FEATURE_UNITS, true};
+
 bool
 shingle_text_quarters(const char *data, int len, uint64 *quarters)
 {
-	const Shingling sh = {3, SIMHASH_FEATURE_UNITS, true};
 	Simhash128	parts[SHINGLE_PARTS_AT_ONCE];
 	Size		count;
-	int64	   *set = shingle_distinct_set(data, len, &sh, &count);
+	int64	   *set = shingle_distinct_set(data, len, &shingle_text_shingling, &count);
 
 	shingle_set_parts(set, count, 0, SHINGLE_PARTS_AT_ONCE, parts);
 	pfree(set);
