@@ -26,40 +26,14 @@ Writes Markdown to stdout.
 """
 import argparse
 import os
-import subprocess
-import sys
 from fractions import Fraction
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SETS = [('natural', 'en'), ('natural', 'zh'), ('edited', 'en'), ('edited', 'zh')]
-
-
-def psql(sql):
-    out = subprocess.run(['psql', '-X', '-q', '-At', '-F', '\t', '-v', 'ON_ERROR_STOP=1'],
-                         input=sql, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(out.stderr)
-    return [line.split('\t') for line in out.stdout.splitlines() if line]
-
-
-def read_truth(data, set_name, lang):
-    """(a, b) -> Fraction Jaccard for every listed pair (a < b) of one language."""
-    truth = {}
-    with subprocess.Popen(['xzcat', os.path.join(data, set_name, 'truth.tsv.xz')],
-                          stdout=subprocess.PIPE, text=True) as p:
-        for line in p.stdout:
-            if line.startswith('#') or not line.startswith(lang):
-                continue
-            f = line.rstrip('\n').split('\t')
-            inter, sa, sb = int(f[3]), int(f[4]), int(f[5])
-            truth[(f[0], f[1])] = Fraction(inter, sa + sb - inter)
-    return truth
+from mark_quality import SETS, default_data, psql, read_truth
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--data', default=os.environ.get('SIMHASH_DATA') or
-                    os.path.normpath(os.path.join(HERE, '..', '..', '..', 'shared', 'data')))
+    ap.add_argument('--data', default=default_data())
     ap.add_argument('--thresholds', default='0.5,0.8,0.9')
     ap.add_argument('--pairs')
     a = ap.parse_args()
@@ -74,7 +48,7 @@ def main():
              "\\copy %s FROM PROGRAM 'xzcat %s'\n"
              "CREATE INDEX ON %s USING hamming (body); ANALYZE %s;\n" % (table, table, table, docs, table, table))
         ndocs = int(psql('SELECT count(*) FROM %s' % table)[0][0])
-        truth = read_truth(a.data, set_name, lang)
+        truth = {k: v for k, v in read_truth(a.data, set_name).items() if k[0].startswith(lang)}
         for ts in thresholds:
             t = Fraction(ts)
             # each row a lookup through the index (OFFSET 0: the key comparison stays
