@@ -78,10 +78,14 @@ def center(ids, truth, t):
     return removed
 
 
+def default_data():
+    """The public corpus: $SIMHASH_DATA, else <repo>/../shared/data."""
+    return os.environ.get('SIMHASH_DATA') or os.path.normpath(os.path.join(HERE, '..', '..', '..', 'shared', 'data'))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--data', default=os.environ.get('SIMHASH_DATA') or
-                    os.path.normpath(os.path.join(HERE, '..', '..', '..', 'shared', 'data')))
+    ap.add_argument('--data', default=default_data())
     ap.add_argument('--thresholds', default='0.6,0.8,0.9')
     a = ap.parse_args()
     thresholds = [Fraction(x) for x in a.thresholds.split(',')]
