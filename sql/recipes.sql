@@ -1,9 +1,10 @@
--- The README's recipes, on rows whose answers are known, and the
--- near-duplicate exclusion constraint (its threshold is the index option
--- max_distance, not the session's setting).
+-- The recipes on a fingerprint column (doc/indexing.md, doc/batch.md), on
+-- rows whose answers are known, and the exclusion constraint on
+-- fingerprints (its threshold is the index option max_distance, not the
+-- session's setting).  The text index's recipes: text_index, text_gate.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
--- the README's table names, in a schema of their own (the suite shares a database)
+-- the documentation's table names, in a schema of their own (the suite shares a database)
 CREATE SCHEMA recipes;
 SET search_path = recipes, public;
 

@@ -1,5 +1,6 @@
--- the README's recipes adapted to a table keyed by uuid whose texts can be
--- NULL, empty or without content: each terminates and answers as documented
+-- the recipes on a fingerprint column adapted to a table keyed by uuid whose
+-- texts can be NULL, empty or without content: each terminates and answers
+-- as documented
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 RESET client_min_messages;
