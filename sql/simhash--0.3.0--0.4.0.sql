@@ -885,13 +885,15 @@ COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer)
 --      row with content to every worker: one shard per worker of a table
 --      distributed by a copy number (a repartitioned INSERT .. SELECT)
 --   2. each worker runs one share of simhash_pairs() over all of them (the
---      bands of the single-node plan, split); the candidate pairs go to the
---      shard of their second row (repartitioned, ids only)
---   3. the second row's body (and rank) goes to the shard of the first row
---      (repartitioned: one text per candidate pair)
---   4. the shard of the first row verifies with shingle_similarity; only the
+--      bands of the single-node plan, split); each candidate pair goes to
+--      the shards of both its rows (repartitioned, ids only)
+--   3. the shard of a row in a candidate pair builds its shingle set once
+--   4. the set of the pair's larger key goes to the shard of the smaller
+--      (repartitioned: one set per candidate pair, local when both rows are
+--      on one worker)
+--   5. that shard verifies (shingle_similarity of the sets); only the
 --      verified pairs, with their ranks, reach the coordinator
---   5. the coordinator links them ('center' in (rank, key) order)
+--   6. the coordinator links them ('center' in (rank, key) order)
 CREATE FUNCTION simhash_mark_distributed(tbl regclass, key_column name, body_column name,
 										 min_similarity float8, radius integer, rank text)
 	RETURNS bigint
@@ -945,48 +947,61 @@ BEGIN
 	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content, % copies, in % s', nrows, pg_catalog.cardinality(copies),
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
-	-- 2. the candidates: share s on the shard of copy copies[s + 1]
+	-- 2. the candidates: share s on the shard of copy copies[s + 1]; each
+	-- pair both ways (x, y), on the shard of x
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format('CREATE TABLE %s_cand (ka pg_catalog.int8, kb pg_catalog.int8)', scratch);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'kb', colocate_with => tbl::pg_catalog.text);
+	EXECUTE pg_catalog.format('CREATE TABLE %s_cand (x pg_catalog.int8, y pg_catalog.int8)', scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
 	SELECT 'CASE x.c' OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %s', c, i OPERATOR(pg_catalog.-) 1), '')
 		   OPERATOR(pg_catalog.||) ' END'
 	  INTO share_of FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i);
 	IF nrows OPERATOR(pg_catalog.>=) 2 THEN
 		EXECUTE pg_catalog.format(
-			'INSERT INTO %1$s_cand SELECT p.id_a, p.id_b FROM ('
+			'INSERT INTO %1$s_cand SELECT u.x, u.y FROM ('
 			'  SELECT (@extschema@.simhash_pairs_share(pg_catalog.format(''SELECT id, fp0, fp1 FROM %%s WHERE c = %%s'', x.t::pg_catalog.regclass, x.c),'
 			'          %2$s, %3$s, %4$s, %5$s)).* '
-			'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p',
+			'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p '
+			'CROSS JOIN LATERAL (VALUES (p.id_a, p.id_b), (p.id_b, p.id_a)) AS u(x, y)',
 			scratch, radius, CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 0.99 ELSE 1 END, share_of,
 			pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'));
 	END IF;
 	GET DIAGNOSTICS npairs = ROW_COUNT;
-	RAISE DEBUG 'simhash_mark_duplicates: % candidates within % bits, % in % s', npairs, radius,
+	RAISE DEBUG 'simhash_mark_duplicates: % candidates within % bits, % in % s', npairs OPERATOR(pg_catalog./) 2, radius,
 		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
-	-- 3. the second row's body and rank to the shard of the first
+	-- 3. the shingle set and rank of every row in a candidate pair, on its shard
 	phase := pg_catalog.clock_timestamp();
 	EXECUTE pg_catalog.format(
-		'CREATE TABLE %1$s_texts AS SELECT c.ka, c.kb, t.b AS bb, t.r AS rb FROM %1$s_cand AS c JOIN (%2$s) AS t ON t.k OPERATOR(pg_catalog.=) c.kb WITH NO DATA',
+		'CREATE TABLE %1$s_sets AS SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text) AS s, t.r FROM (%2$s) AS t WITH NO DATA',
 		scratch, rows_query);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_texts', 'ka', colocate_with => tbl::pg_catalog.text);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => tbl::pg_catalog.text);
 	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_texts SELECT c.ka, c.kb, t.b, t.r FROM %1$s_cand AS c JOIN (%2$s) AS t ON t.k OPERATOR(pg_catalog.=) c.kb',
+		'INSERT INTO %1$s_sets SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text), t.r FROM (%2$s) AS t '
+		'WHERE t.k IN (SELECT c.x FROM %1$s_cand AS c)',
 		scratch, rows_query);
 
-	-- 4. verified where the first row is; the verified pairs to the coordinator
+	-- 4. the set of the pair's larger key to the shard of the smaller
 	EXECUTE pg_catalog.format(
-		'CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT c.ka, t.r AS ra, c.kb, c.rb FROM %1$s_texts AS c JOIN (%2$s) AS t ON t.k OPERATOR(pg_catalog.=) c.ka '
-		'WHERE @extschema@.shingle_similarity(t.b, c.bb, 3, ''auto''::pg_catalog.text) OPERATOR(pg_catalog.>=) %3$s::pg_catalog.float8',
-		scratch, rows_query, min_similarity);
+		'CREATE TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x WITH NO DATA',
+		scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => tbl::pg_catalog.text);
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_sent SELECT c.y, c.x, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x '
+		'WHERE c.x OPERATOR(pg_catalog.>) c.y',
+		scratch);
+
+	-- 5. verified on the shard of the smaller key; the verified pairs to the coordinator
+	EXECUTE pg_catalog.format(
+		'CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT c.ka, s.r AS ra, c.kb, c.rb FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.ka '
+		'WHERE @extschema@.shingle_similarity(s.s, c.sb) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
+		scratch, min_similarity);
 	GET DIAGNOSTICS npairs = ROW_COUNT;
-	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_texts', scratch);
+	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
 	RAISE DEBUG 'simhash_mark_duplicates: % verified pairs at similarity % in % s', npairs, min_similarity,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
-	-- 5. 'center': the rows of the pairs numbered in (rank, key) order; in
+	-- 6. 'center': the rows of the pairs numbered in (rank, key) order; in
 	-- the order of (later, earlier) row, a later row not yet dropped is
 	-- dropped for the earliest kept row it pairs with
 	phase := pg_catalog.clock_timestamp();
