@@ -322,6 +322,48 @@ agree "simhash_pairs_share at recall 0.99, one share = simhash_pairs at simhash.
 	"$(q -c "SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM simhash_pairs_share('$fq', 36, 0.99, 0, 1) p")" \
 	"$(q -c "SET simhash.pairs_recall = 0.99" -c "SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM simhash_pairs('$fq', 36) p")"
 
+echo "== a gated insert on a distributed table (doc/citus.md)"
+# the function of doc/citus.md, with its locks as a switch: two sessions insert
+# near-copies at the same time, the first one holding its transaction open
+q >/dev/null <<'SQL'
+CREATE TABLE gate_docs (id bigint PRIMARY KEY, body text NOT NULL, fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+SELECT create_distributed_table('gate_docs', 'id');
+CREATE INDEX ON gate_docs USING hamming (fp);
+CREATE FUNCTION gate_insert(new_id bigint, new_body text, locked boolean) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	f simhash := simhash(new_body);
+BEGIN
+	IF locked THEN
+		PERFORM pg_advisory_xact_lock(hashtext('docs_gate'), (b << 16 | simhash_block(f, b + 1, 4))::int)
+		FROM generate_series(0, 3) AS b ORDER BY b;
+	END IF;
+	PERFORM FROM gate_docs WHERE fp <~> f <= 3 LIMIT 1;
+	IF FOUND THEN
+		RETURN false;
+	END IF;
+	INSERT INTO gate_docs (id, body) VALUES (new_id, new_body);
+	RETURN true;
+END
+$$;
+SQL
+for locked in true false; do
+	q -c "TRUNCATE gate_docs"
+	q -c "BEGIN" -c "SELECT gate_insert(1, 'The quick brown fox jumps over the lazy dog near the river bank today.', $locked)" \
+		-c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null &
+	sleep 0.7
+	second=$(q -c "SELECT gate_insert(2, 'the quick brown fox JUMPS over the lazy dog,  near the river bank, today!', $locked)")
+	wait
+	third=$(q -c "SELECT gate_insert(3, 'A lazy afternoon by the river: the dog sleeps and the fox is nowhere to be seen.', $locked)")
+	got="$second $third $(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM gate_docs")"
+	if [ "$locked" = true ]; then want="f t 1,3"; else want="t t 1,2,3"; fi
+	if [ "$got" = "$want" ]; then
+		pass "concurrent near-copies, locks $locked: $want"
+	else
+		fail "concurrent near-copies, locks $locked" "got '$got', expected '$want'"
+	fi
+done
+
 echo "== COPY, binary protocol, generated columns, distribution by fingerprint"
 q -c "\\copy (SELECT * FROM loc) TO '$work/rows.txt'"
 q -c "\\copy (SELECT * FROM loc) TO '$work/rows.bin' (FORMAT binary)"
