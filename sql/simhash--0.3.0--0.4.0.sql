@@ -879,8 +879,8 @@ COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer)
 -- radius, rank): the duplicates of simhash_mark_duplicates() on a table that
 -- Citus distributes by its integer primary key, found on the workers, into
 -- pg_temp.simhash_mark_dups (k, kept); returns their number.  Each step is a
--- distributed statement (the scratch tables are distributed tables in tbl's
--- schema, dropped at the end):
+-- distributed statement (the scratch tables are unlogged distributed tables
+-- in tbl's schema, dropped at the end):
 --   1. every worker fingerprints its shards and sends (id, fp0, fp1) of each
 --      row with content to every worker: one shard per worker of a table
 --      distributed by a copy number (a repartitioned INSERT .. SELECT)
@@ -926,7 +926,7 @@ BEGIN
 	-- 1. the fingerprints, one copy per worker
 	phase := pg_catalog.clock_timestamp();
 	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
-	EXECUTE pg_catalog.format('CREATE TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, fp0 @extschema@.simhash128, fp1 @extschema@.simhash128)', scratch);
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, fp0 @extschema@.simhash128, fp1 @extschema@.simhash128)', scratch);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_fps', 'c', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
 	-- a copy number for each shard: the least that it holds
 	EXECUTE pg_catalog.format(
@@ -950,7 +950,7 @@ BEGIN
 	-- 2. the candidates: share s on the shard of copy copies[s + 1]; each
 	-- pair both ways (x, y), on the shard of x
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format('CREATE TABLE %s_cand (x pg_catalog.int8, y pg_catalog.int8)', scratch);
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_cand (x pg_catalog.int8, y pg_catalog.int8)', scratch);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
 	SELECT 'CASE x.c' OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %s', c, i OPERATOR(pg_catalog.-) 1), '')
 		   OPERATOR(pg_catalog.||) ' END'
@@ -973,7 +973,7 @@ BEGIN
 	-- 3. the shingle set and rank of every row in a candidate pair, on its shard
 	phase := pg_catalog.clock_timestamp();
 	EXECUTE pg_catalog.format(
-		'CREATE TABLE %1$s_sets AS SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text) AS s, t.r FROM (%2$s) AS t WITH NO DATA',
+		'CREATE UNLOGGED TABLE %1$s_sets AS SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text) AS s, t.r FROM (%2$s) AS t WITH NO DATA',
 		scratch, rows_query);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => tbl::pg_catalog.text);
 	EXECUTE pg_catalog.format(
@@ -983,7 +983,7 @@ BEGIN
 
 	-- 4. the set of the pair's larger key to the shard of the smaller
 	EXECUTE pg_catalog.format(
-		'CREATE TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x WITH NO DATA',
+		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x WITH NO DATA',
 		scratch);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => tbl::pg_catalog.text);
 	EXECUTE pg_catalog.format(
