@@ -300,7 +300,14 @@ expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	 SELECT simhash_mark_duplicates('mk_small', 'body', 'dup') = simhash_mark_duplicates('mk_small_d', 'body', 'dup')
 		AND (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small WHERE dup IS NOT NULL)
 		  = (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small_d WHERE dup IS NOT NULL)" "t"
-expect "no scratch table left" "SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_mark_%'" "0"
+out=$(q -c "SET statement_timeout = '100ms'" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
+if grep -q "canceling statement due to statement timeout" <<<"$out"; then
+	pass "a cancel on the coordinator stops the call"
+else
+	fail "a cancel on the coordinator stops the call" "$(head -c 200 <<<"$out")"
+fi
+expect "no scratch table left on any node" \
+	"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_mark_%'\$\$)" "0"
 expect "a key that is not an integer: an error" \
 	"CREATE TABLE mk_text (id text PRIMARY KEY, body text, dup text); SELECT create_distributed_table('mk_text', 'id');
 	 DO \$\$ BEGIN PERFORM simhash_mark_duplicates('mk_text', 'body', 'dup'); RAISE EXCEPTION 'not refused';
