@@ -962,6 +962,182 @@ COMMENT ON OPERATOR CLASS simhash_doc_ops USING hamming IS
 	'near-duplicate texts with their threshold: EXCLUDE USING hamming (simhash_doc(body, t) WITH ~=)';
 COMMENT ON OPERATOR FAMILY simhash_doc_ops USING hamming IS 'hamming operator family of simhash_doc';
 
+-- simhash_pairs_share(query, max_distance, recall, share, shares): the pairs
+-- of simhash_pairs(query, max_distance) (with simhash.pairs_recall = recall)
+-- whose first table or band t has (t - 1) % shares = share.  The plan depends
+-- only on the rows, the distance and the recall, so nodes that read the same
+-- rows and run the shares 0 .. shares - 1 find disjoint sets of pairs whose
+-- union is simhash_pairs(): the distributed simhash_mark_duplicates() runs
+-- one share on each worker.
+CREATE FUNCTION simhash_pairs_share(query text, max_distance integer, recall float8, share integer, shares integer)
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+	AS 'MODULE_PATHNAME', 'simhash_pairs_share'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer) IS
+	'the pairs of simhash_pairs(query, max_distance) at simhash.pairs_recall = recall (0.5..1) whose first table or band t has (t - 1) % shares = share: disjoint shares whose union is every pair, for running one enumeration on several nodes over the same rows';
+
+-- simhash_mark_distributed(tbl, key_column, body_column, min_similarity,
+-- radius, rank): the duplicates of simhash_mark_duplicates() on a table that
+-- Citus distributes by its integer primary key, found on the workers, into
+-- pg_temp.simhash_mark_dups (k, kept); returns their number.  Each step is a
+-- distributed statement (the scratch tables are unlogged distributed tables
+-- in tbl's schema, dropped at the end):
+--   1. every worker fingerprints its shards and sends (id, fp0, fp1) of each
+--      row with content to every worker: one shard per worker of a table
+--      distributed by a copy number (a repartitioned INSERT .. SELECT)
+--   2. each worker runs one share of simhash_pairs() over all of them (the
+--      bands of the single-node plan, split); each candidate pair goes to
+--      the shards of both its rows (repartitioned, ids only)
+--   3. the shard of a row in a candidate pair builds its shingle set once
+--   4. the set of the pair's larger key goes to the shard of the smaller
+--      (repartitioned: one set per candidate pair, local when both rows are
+--      on one worker)
+--   5. that shard verifies (shingle_similarity of the sets); only the
+--      verified pairs, with their ranks, reach the coordinator
+--   6. the coordinator links them ('center' in (rank, key) order)
+CREATE FUNCTION simhash_mark_distributed(tbl regclass, key_column name, body_column name,
+										 min_similarity float8, radius integer, rank text)
+	RETURNS bigint
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+	-- the scratch tables: tbl's schema, the backend's pid
+	scratch pg_catalog.text := (SELECT pg_catalog.format('%I.%I', n.nspname, 'simhash_mark_' OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid())
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		WHERE c.oid OPERATOR(pg_catalog.=) tbl);
+	rows_query pg_catalog.text;
+	nworkers pg_catalog.int4;
+	copies pg_catalog.int4[];
+	share_of pg_catalog.text;
+	nrows pg_catalog.int8;
+	npairs pg_catalog.int8;
+	nnodes pg_catalog.int8;
+	dropped boolean[];
+	kept pg_catalog.int8[];
+	lo pg_catalog.int8;
+	hi pg_catalog.int8;
+	marked pg_catalog.int8;
+	phase pg_catalog.timestamptz;
+BEGIN
+	-- a row of the table as the steps below read it: its key, body and rank
+	rows_query := pg_catalog.format('SELECT t.%1$I AS k, t.%2$I::pg_catalog.text AS b, %3$s AS r FROM %4$s AS t',
+		key_column, body_column,
+		CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END, tbl);
+
+	-- 1. the fingerprints, one copy per worker
+	phase := pg_catalog.clock_timestamp();
+	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, fp0 @extschema@.simhash128, fp1 @extschema@.simhash128)', scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_fps', 'c', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
+	-- a copy number for each shard: the least that it holds
+	EXECUTE pg_catalog.format(
+		'SELECT pg_catalog.array_agg((SELECT v FROM pg_catalog.generate_series(0, 1000000) AS v '
+		'  WHERE pg_catalog.get_shard_id_for_distribution_column(%1$L, v) OPERATOR(pg_catalog.=) s.shardid LIMIT 1) ORDER BY s.shardid) '
+		'FROM pg_catalog.pg_dist_shard AS s WHERE s.logicalrelid OPERATOR(pg_catalog.=) %1$L::pg_catalog.regclass',
+		scratch OPERATOR(pg_catalog.||) '_fps') INTO copies;
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_fps SELECT c.c, t.%2$I::pg_catalog.int8, f[1], f[2] '
+		'FROM %3$s AS t CROSS JOIN LATERAL @extschema@.shingle_simhash256(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS x(f) '
+		'CROSS JOIN pg_catalog.unnest(%5$L::pg_catalog.int4[]) AS c(c) '
+		'WHERE t.%4$I IS NOT NULL AND CASE WHEN f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+		'            AND f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
+		scratch, key_column, tbl, body_column, copies);
+	GET DIAGNOSTICS nrows = ROW_COUNT;
+	nrows := nrows OPERATOR(pg_catalog./) pg_catalog.cardinality(copies);
+	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content, % copies, in % s', nrows, pg_catalog.cardinality(copies),
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+
+	-- 2. the candidates: share s on the shard of copy copies[s + 1]; each
+	-- pair both ways (x, y), on the shard of x
+	phase := pg_catalog.clock_timestamp();
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_cand (x pg_catalog.int8, y pg_catalog.int8)', scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
+	SELECT 'CASE x.c' OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %s', c, i OPERATOR(pg_catalog.-) 1), '')
+		   OPERATOR(pg_catalog.||) ' END'
+	  INTO share_of FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i);
+	IF nrows OPERATOR(pg_catalog.>=) 2 THEN
+		EXECUTE pg_catalog.format(
+			'INSERT INTO %1$s_cand SELECT u.x, u.y FROM ('
+			'  SELECT (@extschema@.simhash_pairs_share(pg_catalog.format(''SELECT id, fp0, fp1 FROM %%s WHERE c = %%s'', x.t::pg_catalog.regclass, x.c),'
+			'          %2$s, %3$s, %4$s, %5$s)).* '
+			'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p '
+			'CROSS JOIN LATERAL (VALUES (p.id_a, p.id_b), (p.id_b, p.id_a)) AS u(x, y)',
+			scratch, radius, CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 0.99 ELSE 1 END, share_of,
+			pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'));
+	END IF;
+	GET DIAGNOSTICS npairs = ROW_COUNT;
+	RAISE DEBUG 'simhash_mark_duplicates: % candidates within % bits, % in % s', npairs OPERATOR(pg_catalog./) 2, radius,
+		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+
+	-- 3. the shingle set and rank of every row in a candidate pair, on its shard
+	phase := pg_catalog.clock_timestamp();
+	EXECUTE pg_catalog.format(
+		'CREATE UNLOGGED TABLE %1$s_sets AS SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text) AS s, t.r FROM (%2$s) AS t WITH NO DATA',
+		scratch, rows_query);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => tbl::pg_catalog.text);
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_sets SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text), t.r FROM (%2$s) AS t '
+		'WHERE t.k IN (SELECT c.x FROM %1$s_cand AS c)',
+		scratch, rows_query);
+
+	-- 4. the set of the pair's larger key to the shard of the smaller
+	EXECUTE pg_catalog.format(
+		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x WITH NO DATA',
+		scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => tbl::pg_catalog.text);
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_sent SELECT c.y, c.x, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x '
+		'WHERE c.x OPERATOR(pg_catalog.>) c.y',
+		scratch);
+
+	-- 5. verified on the shard of the smaller key; the verified pairs to the coordinator
+	EXECUTE pg_catalog.format(
+		'CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT c.ka, s.r AS ra, c.kb, c.rb FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.ka '
+		'WHERE @extschema@.shingle_similarity(s.s, c.sb) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
+		scratch, min_similarity);
+	GET DIAGNOSTICS npairs = ROW_COUNT;
+	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
+	RAISE DEBUG 'simhash_mark_duplicates: % verified pairs at similarity % in % s', npairs, min_similarity,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+
+	-- 6. 'center': the rows of the pairs numbered in (rank, key) order; in
+	-- the order of (later, earlier) row, a later row not yet dropped is
+	-- dropped for the earliest kept row it pairs with
+	phase := pg_catalog.clock_timestamp();
+	CREATE TEMPORARY TABLE simhash_mark_nodes AS
+	SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k FROM (
+		SELECT DISTINCT ON (u.k) u.k, u.r FROM (SELECT p.ka AS k, p.ra AS r FROM pg_temp.simhash_mark_pairs AS p
+												UNION ALL SELECT p.kb, p.rb FROM pg_temp.simhash_mark_pairs AS p) AS u
+		ORDER BY u.k) AS s;
+	GET DIAGNOSTICS nnodes = ROW_COUNT;
+	dropped := pg_catalog.array_fill(false, ARRAY[nnodes::pg_catalog.int4]);
+	kept := pg_catalog.array_fill(NULL::pg_catalog.int8, ARRAY[nnodes::pg_catalog.int4]);
+	FOR lo, hi IN
+		SELECT LEAST(a.n, b.n), GREATEST(a.n, b.n) FROM pg_temp.simhash_mark_pairs AS p
+		  JOIN pg_temp.simhash_mark_nodes AS a ON a.k OPERATOR(pg_catalog.=) p.ka
+		  JOIN pg_temp.simhash_mark_nodes AS b ON b.k OPERATOR(pg_catalog.=) p.kb
+		 ORDER BY 2, 1
+	LOOP
+		CONTINUE WHEN dropped[hi] OR dropped[lo];
+		dropped[hi] := true;
+		kept[hi] := lo;
+	END LOOP;
+	CREATE TEMPORARY TABLE simhash_mark_dups AS
+	SELECT a.k, b.k AS kept FROM pg_catalog.unnest(kept) WITH ORDINALITY AS d(kept, n)
+	  JOIN pg_temp.simhash_mark_nodes AS a ON a.n OPERATOR(pg_catalog.=) d.n
+	  JOIN pg_temp.simhash_mark_nodes AS b ON b.n OPERATOR(pg_catalog.=) d.kept;
+	GET DIAGNOSTICS marked = ROW_COUNT;
+	DROP TABLE pg_temp.simhash_mark_pairs, pg_temp.simhash_mark_nodes;
+	RAISE DEBUG 'simhash_mark_duplicates: % duplicates linked on the coordinator in % s', marked,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+	RETURN marked;
+END
+$$;
+COMMENT ON FUNCTION simhash_mark_distributed(regclass, name, name, float8, integer, text) IS
+	'the step of simhash_mark_duplicates() that finds the duplicates of a Citus table distributed by its integer primary key on the workers, into pg_temp.simhash_mark_dups (k, kept); not for calling directly';
+
 -- simhash_mark_duplicates(tbl, body_column, mark_column, min_similarity,
 -- rank) sets mark_column to the primary key of the kept row for every row
 -- whose text is a near-duplicate of a kept row, and to NULL on every other
@@ -1010,6 +1186,7 @@ DECLARE
 	cleared pg_catalog.int8;
 	started pg_catalog.timestamptz := pg_catalog.clock_timestamp();
 	phase pg_catalog.timestamptz;
+	distributed boolean := pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL;
 BEGIN
 	IF tbl IS NULL OR body_column IS NULL OR mark_column IS NULL OR min_similarity IS NULL THEN
 		RAISE EXCEPTION 'tbl, body_column, mark_column and min_similarity must not be NULL'
@@ -1096,50 +1273,66 @@ BEGIN
 	radius := radii[LEAST(pg_catalog.floor((min_similarity OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog.*) 20 OPERATOR(pg_catalog.+) 1e-9)::pg_catalog.int4 OPERATOR(pg_catalog.+) 1, 10)];
 	PERFORM pg_catalog.set_config('work_mem', pg_catalog.current_setting('maintenance_work_mem'), true);
 
-	-- the rows with content, numbered in (rank,) key order, with their fingerprints
-	-- (OFFSET 0: each text's fingerprint computed once, not once per reference)
-	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format(
-		'CREATE TEMPORARY TABLE simhash_mark_rows AS '
-		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.f[1] AS fp0, s.f[2] AS fp1 FROM ('
-		'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
-		'         @extschema@.shingle_simhash256(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS f'
-		'  FROM %4$s AS t WHERE t.%3$I IS NOT NULL OFFSET 0) AS s '
-		'WHERE CASE WHEN s.f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
-		'            AND s.f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
-		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
-		key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
-		body_column, tbl);
-	GET DIAGNOSTICS nrows = ROW_COUNT;
-	ANALYZE pg_temp.simhash_mark_rows;
-	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s', nrows,
-		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
-
-	-- the duplicates: the verified 'center' engine on the numbers
-	phase := pg_catalog.clock_timestamp();
-	IF nrows OPERATOR(pg_catalog.>=) 1000 THEN
-		PERFORM pg_catalog.set_config('simhash.pairs_recall', '0.99', true);
+	-- a table that Citus distributes by its key: the duplicates found on the workers
+	IF distributed THEN
+		EXECUTE 'SELECT pg_catalog.bool_or(p.partmethod OPERATOR(pg_catalog.=) ''h'') FROM pg_catalog.pg_dist_partition AS p '
+				'WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1' INTO distributed USING tbl;
 	END IF;
-	IF nrows OPERATOR(pg_catalog.<) 2 THEN
-		CREATE TEMPORARY TABLE simhash_mark_dups AS SELECT r.k, r.k AS kept FROM pg_temp.simhash_mark_rows AS r WHERE false;
+	IF distributed THEN
+		IF NOT key_type OPERATOR(pg_catalog.=) ANY ('{int2,int4,int8}'::pg_catalog.regtype[]) THEN
+			RAISE EXCEPTION 'the primary key of distributed table % has type %, not an integer', tbl, key_type
+				USING ERRCODE = 'feature_not_supported',
+					  HINT = 'On a Citus table the rows are numbered by their key: distribute the table by a bigint primary key.';
+		END IF;
+		phase := pg_catalog.clock_timestamp();
+		marked := @extschema@.simhash_mark_distributed(tbl, key_column, body_column, min_similarity, radius, rank);
 	ELSE
+		-- the rows with content, numbered in (rank,) key order, with their fingerprints
+		-- (OFFSET 0: each text's fingerprint computed once, not once per reference)
+		phase := pg_catalog.clock_timestamp();
 		EXECUTE pg_catalog.format(
-			'CREATE TEMPORARY TABLE simhash_mark_dups AS '
-			'SELECT a.k, b.k AS kept FROM @extschema@.simhash_dedup(%1$L::pg_catalog.text, %2$s::pg_catalog.int4, %3$s::pg_catalog.float8, 3, ''auto''::pg_catalog.text) AS d '
-			'JOIN pg_temp.simhash_mark_rows AS a ON a.n OPERATOR(pg_catalog.=) d.id '
-			'JOIN pg_temp.simhash_mark_rows AS b ON b.n OPERATOR(pg_catalog.=) d.duplicate_of '
-			'WHERE d.duplicate_of IS NOT NULL',
-			pg_catalog.format('SELECT r.n, r.fp0, r.fp1, t.%I::pg_catalog.text FROM pg_temp.simhash_mark_rows AS r '
-							  'JOIN %s AS t ON t.%I OPERATOR(%s) r.k', body_column, tbl, key_column, key_eq),
-			radius, min_similarity);
+			'CREATE TEMPORARY TABLE simhash_mark_rows AS '
+			'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.f[1] AS fp0, s.f[2] AS fp1 FROM ('
+			'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
+			'         @extschema@.shingle_simhash256(t.%3$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS f'
+			'  FROM %4$s AS t WHERE t.%3$I IS NOT NULL OFFSET 0) AS s '
+			'WHERE CASE WHEN s.f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+			'            AND s.f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
+			'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
+			key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
+			body_column, tbl);
+		GET DIAGNOSTICS nrows = ROW_COUNT;
+		ANALYZE pg_temp.simhash_mark_rows;
+		RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s', nrows,
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+
+		-- the duplicates: the verified 'center' engine on the numbers
+		phase := pg_catalog.clock_timestamp();
+		IF nrows OPERATOR(pg_catalog.>=) 1000 THEN
+			PERFORM pg_catalog.set_config('simhash.pairs_recall', '0.99', true);
+		END IF;
+		IF nrows OPERATOR(pg_catalog.<) 2 THEN
+			CREATE TEMPORARY TABLE simhash_mark_dups AS SELECT r.k, r.k AS kept FROM pg_temp.simhash_mark_rows AS r WHERE false;
+		ELSE
+			EXECUTE pg_catalog.format(
+				'CREATE TEMPORARY TABLE simhash_mark_dups AS '
+				'SELECT a.k, b.k AS kept FROM @extschema@.simhash_dedup(%1$L::pg_catalog.text, %2$s::pg_catalog.int4, %3$s::pg_catalog.float8, 3, ''auto''::pg_catalog.text) AS d '
+				'JOIN pg_temp.simhash_mark_rows AS a ON a.n OPERATOR(pg_catalog.=) d.id '
+				'JOIN pg_temp.simhash_mark_rows AS b ON b.n OPERATOR(pg_catalog.=) d.duplicate_of '
+				'WHERE d.duplicate_of IS NOT NULL',
+				pg_catalog.format('SELECT r.n, r.fp0, r.fp1, t.%I::pg_catalog.text FROM pg_temp.simhash_mark_rows AS r '
+								  'JOIN %s AS t ON t.%I OPERATOR(%s) r.k', body_column, tbl, key_column, key_eq),
+				radius, min_similarity);
+		END IF;
+		GET DIAGNOSTICS marked = ROW_COUNT;
+		DROP TABLE pg_temp.simhash_mark_rows;
 	END IF;
-	GET DIAGNOSTICS marked = ROW_COUNT;
 	-- indexed by the key's operator class: the marks to clear are found by
 	-- lookups whatever the table's statistics say of the mark column
 	EXECUTE pg_catalog.format('CREATE INDEX ON pg_temp.simhash_mark_dups (k %s)', key_opclass);
 	ANALYZE pg_temp.simhash_mark_dups;
 	RAISE DEBUG 'simhash_mark_duplicates: % duplicates within % bits and at similarity %, % in % s', marked, radius, min_similarity,
-		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
+		CASE WHEN distributed THEN 'on the workers' WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
 	-- the marks: set where they change, cleared where a row is no longer a duplicate
@@ -1149,12 +1342,14 @@ BEGIN
 		'WHERE t.%3$I OPERATOR(%4$s) d.k AND (t.%2$I IS NULL OR NOT t.%2$I OPERATOR(%4$s) d.kept)',
 		tbl, mark_column, key_column, key_eq);
 	GET DIAGNOSTICS changed = ROW_COUNT;
+	-- (on a distributed table, the keys go to the workers as one list)
 	EXECUTE pg_catalog.format(
-		'UPDATE %1$s AS t SET %2$I = NULL WHERE t.%2$I IS NOT NULL AND NOT EXISTS '
-		'(SELECT FROM pg_temp.simhash_mark_dups AS d WHERE d.k OPERATOR(%4$s) t.%3$I)',
+		'UPDATE %1$s AS t SET %2$I = NULL WHERE t.%2$I IS NOT NULL AND '
+		|| CASE WHEN distributed THEN 't.%3$I NOT IN (SELECT d.k FROM pg_temp.simhash_mark_dups AS d)'
+				ELSE 'NOT EXISTS (SELECT FROM pg_temp.simhash_mark_dups AS d WHERE d.k OPERATOR(%4$s) t.%3$I)' END,
 		tbl, mark_column, key_column, key_eq);
 	GET DIAGNOSTICS cleared = ROW_COUNT;
-	DROP TABLE pg_temp.simhash_mark_rows, pg_temp.simhash_mark_dups;
+	DROP TABLE pg_temp.simhash_mark_dups;
 	RAISE DEBUG 'simhash_mark_duplicates: % marks set, % cleared in % s; % s in all', changed, cleared,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1),
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) started)::pg_catalog.numeric, 1);

@@ -202,6 +202,18 @@ pairs_scan_runs(PairsState *st, const PairsKey *keyp, const PairsRow *rows, int6
 	}
 }
 
+/*
+ * does the current table belong to the share of the tables this call
+ * enumerates (simhash_pairs_share)?  Each pair is emitted by its first table
+ * only, so the shares of a plan emit disjoint sets of pairs whose union is
+ * every pair.
+ */
+static inline bool
+pairs_table_in_share(const PairsState *st)
+{
+	return st->shares <= 1 || (st->table - 1) % st->shares == st->share;
+}
+
 /* calls emit(id_a, id_b, distance, arg) once for every pair within k bits */
 void
 pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
@@ -222,6 +234,8 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 
 			const uint64 *mask = st->bands->masks + (Size) (st->table - 1) * st->bands->words;
 
+			if (!pairs_table_in_share(st))
+				continue;
 			pairs_mask_key(mask, st->bands->words, &key);
 			pairs_group(st, &key, pairs_scan_runs);
 		}
@@ -235,8 +249,11 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 	{
 		PairsKey	key;
 
-		pairs_table_key(st, blocks, &key);
-		pairs_group(st, &key, pairs_scan_runs);
+		if (pairs_table_in_share(st))
+		{
+			pairs_table_key(st, blocks, &key);
+			pairs_group(st, &key, pairs_scan_runs);
+		}
 
 		for (i = m - 1; i >= 0 && blocks[i] == st->nblocks - m + i; i--)
 			;

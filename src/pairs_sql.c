@@ -30,7 +30,7 @@
 
 /* ---- simhash_pairs ---- */
 
-static void
+void
 pairs_put_pair(int64 id_a, int64 id_b, int distance, void *arg)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;

@@ -246,6 +246,131 @@ same "keep-the-first merged on the coordinator = simhash_dedup" \
 	"SELECT * FROM simhash_dedup('$paired', 3) WHERE duplicate_of IS NOT NULL" \
 	"SELECT * FROM simhash_dedup('SELECT id, fp FROM loc', 3) WHERE duplicate_of IS NOT NULL"
 
+echo "== simhash_mark_duplicates on a distributed table (32 shards)"
+# 1,500 texts of 40 words, near copies of 400 of them (the last word
+# changed: similarity 0.95, or the last six: 0.73), exact copies, NULL and
+# contentless bodies; the same rows in a local table and a distributed one
+q >/dev/null <<'SQL'
+CREATE FUNCTION words(seed int, n int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT string_agg('w' || (hashint4(seed * 1000 + i) & 4095), ' ' ORDER BY i) FROM generate_series(1, n) i
+$$;
+CREATE TABLE mk_loc (id bigint PRIMARY KEY, body text, created int, dup bigint);
+INSERT INTO mk_loc (id, body, created) SELECT i, words(i, 40), hashint4(i) % 1000 FROM generate_series(1, 1500) i;
+INSERT INTO mk_loc (id, body, created)
+SELECT 10000 + i, CASE WHEN i % 4 = 0 THEN words(i, 34) || ' ' || words(-i, 6) ELSE words(i, 39) || ' changed' END, hashint4(i + 7) % 1000
+FROM generate_series(1, 400) i;
+INSERT INTO mk_loc (id, body, created) SELECT 20000 + id, body, -id::int FROM mk_loc WHERE id BETWEEN 401 AND 450;
+INSERT INTO mk_loc (id, body, created) VALUES (30001, NULL, 0), (30002, '!!!', 0), (30003, '!!!', 0);
+SET citus.shard_count = 32;
+CREATE TABLE mk (LIKE mk_loc INCLUDING ALL);
+SELECT create_distributed_table('mk', 'id');
+INSERT INTO mk SELECT * FROM mk_loc;
+SQL
+# marked NAME ARGS: simhash_mark_duplicates('mk', ARGS) gives the same count
+# and the same marks as on mk_loc, and marks some rows
+marked() {
+	local dist loc
+	dist=$(q -c "SELECT simhash_mark_duplicates('mk', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM mk" | paste -sd ' ')
+	loc=$(q -c "SELECT simhash_mark_duplicates('mk_loc', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM mk_loc" | paste -sd ' ')
+	if [ "$dist" = "$loc" ] && [ "${loc%% *}" -gt 0 ] 2>/dev/null; then pass "$1 (${loc% *})"; else fail "$1" "distributed '$dist', local '$loc'"; fi
+}
+marked "marks = the single-node call" "'body', 'dup'"
+out=$(q -c "SET client_min_messages = debug1" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
+if grep -q "candidates within 49 bits, bands at recall 0.99" <<<"$out" && grep -q "duplicates linked on the coordinator" <<<"$out"; then
+	pass "candidates from the bands on the workers, linked on the coordinator"
+else
+	fail "candidates from the bands on the workers" "$(grep -m3 simhash_mark <<<"$out")"
+fi
+marked "marks with a rank = the single-node call" "'body', 'dup', rank => 'created'"
+marked "min_similarity 0.6 with a rank = the single-node call" "'body', 'dup', 0.6, 'created'"
+# new rows (copies that rank first: they become the kept rows) and deleted
+# rows (kept rows: their duplicates are kept or linked anew)
+for t in mk mk_loc; do
+	q >/dev/null <<SQL
+INSERT INTO $t (id, body, created) SELECT 40000 + id, body || ' extra', -5000 FROM $t WHERE id BETWEEN 1 AND 60;
+DELETE FROM $t WHERE id BETWEEN 61 AND 120 OR id BETWEEN 10121 AND 10140;
+SQL
+done
+marked "after inserts and deletes, with a rank" "'body', 'dup', rank => 'created'"
+marked "after inserts and deletes, without a rank" "'body', 'dup'"
+expect "small table (exact tables, below 1,000 rows): = the single-node call" \
+	"CREATE TABLE mk_small AS SELECT * FROM mk_loc WHERE id % 5 = 0; ALTER TABLE mk_small ADD PRIMARY KEY (id);
+	 CREATE TABLE mk_small_d (LIKE mk_small INCLUDING ALL); SELECT create_distributed_table('mk_small_d', 'id');
+	 INSERT INTO mk_small_d SELECT * FROM mk_small;
+	 SELECT simhash_mark_duplicates('mk_small', 'body', 'dup') = simhash_mark_duplicates('mk_small_d', 'body', 'dup')
+		AND (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small WHERE dup IS NOT NULL)
+		  = (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small_d WHERE dup IS NOT NULL)" "t"
+out=$(q -c "SET statement_timeout = '100ms'" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
+if grep -q "canceling statement due to statement timeout" <<<"$out"; then
+	pass "a cancel on the coordinator stops the call"
+else
+	fail "a cancel on the coordinator stops the call" "$(head -c 200 <<<"$out")"
+fi
+expect "no scratch table left on any node" \
+	"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_mark_%'\$\$)" "0"
+expect "a key that is not an integer: an error" \
+	"CREATE TABLE mk_text (id text PRIMARY KEY, body text, dup text); SELECT create_distributed_table('mk_text', 'id');
+	 DO \$\$ BEGIN PERFORM simhash_mark_duplicates('mk_text', 'body', 'dup'); RAISE EXCEPTION 'not refused';
+		EXCEPTION WHEN feature_not_supported THEN NULL; END \$\$;
+	 SELECT 'ok'" "ok"
+# the 256-bit fingerprints of the rows with content, as a query in a literal
+fq="SELECT id, shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1) FROM mk_loc WHERE cardinality(shingle_set(body, 3, ''auto'')) > 0"
+for recall in 1 0.99; do
+	same "simhash_pairs_share at recall $recall: three disjoint shares make the whole" \
+		"SELECT * FROM simhash_pairs_share('$fq', 36, $recall, 0, 3)
+		 UNION ALL SELECT * FROM simhash_pairs_share('$fq', 36, $recall, 1, 3)
+		 UNION ALL SELECT * FROM simhash_pairs_share('$fq', 36, $recall, 2, 3)" \
+		"SELECT * FROM simhash_pairs_share('$fq', 36, $recall, 0, 1)"
+done
+agree "simhash_pairs_share at recall 1, one share = simhash_pairs" \
+	"$(q -c "SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM simhash_pairs_share('$fq', 36, 1, 0, 1) p")" \
+	"$(q -c "SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM simhash_pairs('$fq', 36) p")"
+agree "simhash_pairs_share at recall 0.99, one share = simhash_pairs at simhash.pairs_recall = 0.99" \
+	"$(q -c "SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM simhash_pairs_share('$fq', 36, 0.99, 0, 1) p")" \
+	"$(q -c "SET simhash.pairs_recall = 0.99" -c "SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM simhash_pairs('$fq', 36) p")"
+
+echo "== a gated insert on a distributed table (doc/citus.md)"
+# the function of doc/citus.md, with its locks as a switch: two sessions insert
+# near-copies at the same time, the first one holding its transaction open
+q >/dev/null <<'SQL'
+CREATE TABLE gate_docs (id bigint PRIMARY KEY, body text NOT NULL, fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+SELECT create_distributed_table('gate_docs', 'id');
+CREATE INDEX ON gate_docs USING hamming (fp);
+CREATE FUNCTION gate_insert(new_id bigint, new_body text, locked boolean) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	f simhash := simhash(new_body);
+BEGIN
+	IF locked THEN
+		PERFORM pg_advisory_xact_lock(hashtext('docs_gate'), (b << 16 | simhash_block(f, b + 1, 4))::int)
+		FROM generate_series(0, 3) AS b ORDER BY b;
+	END IF;
+	PERFORM FROM gate_docs WHERE fp <~> f <= 3 LIMIT 1;
+	IF FOUND THEN
+		RETURN false;
+	END IF;
+	INSERT INTO gate_docs (id, body) VALUES (new_id, new_body);
+	RETURN true;
+END
+$$;
+SQL
+for locked in true false; do
+	q -c "TRUNCATE gate_docs"
+	q -c "BEGIN" -c "SELECT gate_insert(1, 'The quick brown fox jumps over the lazy dog near the river bank today.', $locked)" \
+		-c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null &
+	sleep 0.7
+	second=$(q -c "SELECT gate_insert(2, 'the quick brown fox JUMPS over the lazy dog,  near the river bank, today!', $locked)")
+	wait
+	third=$(q -c "SELECT gate_insert(3, 'A lazy afternoon by the river: the dog sleeps and the fox is nowhere to be seen.', $locked)")
+	got="$second $third $(q -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM gate_docs")"
+	if [ "$locked" = true ]; then want="f t 1,3"; else want="t t 1,2,3"; fi
+	if [ "$got" = "$want" ]; then
+		pass "concurrent near-copies, locks $locked: $want"
+	else
+		fail "concurrent near-copies, locks $locked" "got '$got', expected '$want'"
+	fi
+done
+
 echo "== COPY, binary protocol, generated columns, distribution by fingerprint"
 q -c "\\copy (SELECT * FROM loc) TO '$work/rows.txt'"
 q -c "\\copy (SELECT * FROM loc) TO '$work/rows.bin' (FORMAT binary)"

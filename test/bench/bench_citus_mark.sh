@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# test/bench/bench_citus_mark.sh: simhash_mark_duplicates on a Citus table
+# (a coordinator and two workers on loopback, all on this machine) against
+# the single-node call on the same rows.
+#   bash test/bench/bench_citus_mark.sh [N]      (default 100000; as root)
+# N documents of test/bench/gen_corpus.py (or MARK_DOCS, a file of
+# id <TAB> body that the server can read) in a local table on the coordinator
+# and in a distributed table of 32 shards.  Then, MARK_RUNS times (default 1)
+# in new sessions:
+#   single node   SELECT simhash_mark_duplicates('loc', 'body', 'dup') with
+#                 max_parallel_workers_per_gather = 0, on the coordinator
+#   distributed   SELECT simhash_mark_duplicates('dist', 'body', 'dup')
+# each with its wall time, the CPU time of each node (its postmaster, its
+# processes and their exited children, from /proc), and for the distributed
+# call the bytes that the coordinator's backend received on its TCP sockets
+# (ss; every connection to the workers kept open until the session ends)
+# against the verified pairs; then the marks of the two tables compared.
+# CITUS_PORT as in test/citus.sh (the workers use the next two ports).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+source test/cluster.sh
+source test/citus_cluster.sh
+citus_installed || { echo "bench_citus_mark: Citus is not installed" >&2; exit 1; }
+export PATH="$("$PG_CONFIG" --bindir):$PATH"
+n=${1:-100000}
+runs=${MARK_RUNS:-1}
+make -s with_llvm=no WERROR=1 >/dev/null
+make -s with_llvm=no install >/dev/null
+work=$(mktemp -d /tmp/simhash-bench-citus-mark.XXXXXX)
+chmod 755 "$work"
+trap 'stop_citus "$work"; rm -rf "$work"' EXIT
+start_citus "$work" "${CITUS_PORT:-55610}"
+for node in coordinator worker1 worker2; do
+	cat >>"$work/$node/data/postgresql.conf" <<'CONF'
+maintenance_work_mem = '1GB'
+work_mem = '64MB'
+jit = off
+autovacuum = off
+max_wal_size = '8GB'
+CONF
+	as_pg_user "$(pg_bin pg_ctl)" -D "$work/$node/data" -l "$work/$node/server.log" -w restart >/dev/null
+done
+
+docs=${MARK_DOCS:-}
+if [ -z "$docs" ]; then
+	docs=$work/docs.tsv
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	$py test/bench/gen_corpus.py "$n" --seed 1 >"$docs"
+	chmod 644 "$docs"
+fi
+cq -v docs="$docs" <<'SQL'
+CREATE TABLE loc (id bigint PRIMARY KEY, body text, dup bigint);
+COPY loc (id, body) FROM :'docs';
+SET citus.shard_count = 32;
+CREATE TABLE dist (LIKE loc INCLUDING ALL);
+SELECT create_distributed_table('dist', 'id');
+INSERT INTO dist SELECT * FROM loc;
+VACUUM ANALYZE loc;
+VACUUM ANALYZE dist;
+SQL
+echo "== $(cq -c "SELECT count(*) FROM loc") documents, $(cq -c "SELECT pg_size_pretty(sum(length(body))) FROM loc") of text; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# cpu DIR: clock ticks used so far by a node (its postmaster, its live
+# processes, and the children the postmaster has reaped)
+cpu() {
+	local pm
+	pm=$(head -n 1 "$1/data/postmaster.pid")
+	{ awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat"
+	  for c in $(cat "/proc/$pm/task/$pm/children"); do awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || true; done
+	} | awk '{s += $1} END {print s}'
+}
+hz=$(getconf CLK_TCK)
+nodes="coordinator worker1 worker2"
+# timed LABEL TABLE SETTINGS: one call in a new session
+timed() {
+	local label=$1 tab=$2 set=$3 t0 t1 out node
+	declare -A c0
+	for node in $nodes; do c0[$node]=$(cpu "$work/$node"); done
+	t0=$(date +%s.%N)
+	out=$(cq <<SQL 2>&1
+$set
+SET citus.max_cached_conns_per_worker = 64;
+SET client_min_messages = debug1;
+SELECT pg_backend_pid() AS pid \gset
+\setenv BACKEND :pid
+\! ss -tinpH state established | awk -v p="pid=\$BACKEND," 'index(\$0, p) {f = 1; next} f && match(\$0, /bytes_received:[0-9]+/) {s += substr(\$0, RSTART + 15, RLENGTH - 15)} {f = 0} END {print "received before", s + 0}'
+SELECT simhash_mark_duplicates('$tab', 'body', 'dup') AS marked;
+\! ss -tinpH state established | awk -v p="pid=\$BACKEND," 'index(\$0, p) {f = 1; next} f && match(\$0, /bytes_received:[0-9]+/) {s += substr(\$0, RSTART + 15, RLENGTH - 15)} {f = 0} END {print "received after", s + 0}'
+SQL
+)
+	t1=$(date +%s.%N)
+	sleep 1	# the session's processes exit and are reaped
+	printf '%s: %s s wall, %s marked;' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" "$(grep -E '^[0-9]+$' <<<"$out" | tail -n 1)"
+	for node in $nodes; do
+		printf ' %s %s s CPU' "$node" "$(awk -v a="${c0[$node]}" -v b="$(cpu "$work/$node")" -v hz="$hz" 'BEGIN {printf "%.2f", (b - a) / hz}')"
+	done
+	echo
+	awk '/^received before/ {b = $3} /^received after/ {print "  coordinator backend received " $3 - b " bytes (its TCP sockets)"}' <<<"$out"
+	grep -oE 'simhash_mark_duplicates: .*' <<<"$out" | sed 's/^/  /'
+}
+for run in $(seq 1 "$runs"); do
+	cq -c "UPDATE loc SET dup = NULL WHERE dup IS NOT NULL" -c "UPDATE dist SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM loc" -c "VACUUM dist"
+	timed "single node, run $run" loc "SET max_parallel_workers_per_gather = 0;"
+	timed "distributed, run $run" dist ""
+done
+echo "marks differing: $(cq -c "SELECT count(*) FROM ((SELECT id, dup FROM loc EXCEPT SELECT id, dup FROM dist) UNION ALL (SELECT id, dup FROM dist EXCEPT SELECT id, dup FROM loc)) x")"
+# the verified pairs as the coordinator receives them: one text row each
+# (two keys and two NULL ranks), with the protocol's 11 bytes of a row and
+# 4 of a column
+echo "size of a verified pair on the wire: about $(cq -c "SELECT round(avg(length(id::text) + length(dup::text) + 11 + 4 * 4)) FROM loc WHERE dup IS NOT NULL") bytes"
