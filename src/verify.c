@@ -8,12 +8,15 @@
  * The candidate pairs are collected first, then the rows (id, body) of a
  * query are read, and only the bodies of ids that are in a candidate pair are
  * tokenized, each once, into its sorted shingle set (jaccard.c); a body of
- * type bigint[] is such a set already, stored.  The sets go to a temporary
- * file as they are made, so memory holds only the candidate pairs (20 bytes
- * each) and a hash table of their ids (about 40 bytes each); then every
- * candidate pair reads its two sets back.  The text is thus read once and
- * each candidate document tokenized once, whatever the number of pairs it is
- * in.
+ * type bigint[] is such a set already, stored.  The sets are kept in memory
+ * while they fit in work_mem, and go to a temporary file beyond it, so memory
+ * holds the candidate pairs (20 bytes each), a hash table of their ids (about
+ * 48 bytes each) and at most work_mem of sets; then every candidate pair
+ * merges its two sets, in the order the pairs came.  The text is thus read
+ * once and each candidate document tokenized once, whatever the number of
+ * pairs it is in.  With enough texts to tokenize, parallel workers tokenize
+ * them while the rows are read (verify_parallel.c); the sets, the pairs and
+ * their order are the same.
  */
 #include "verify.h"
 
@@ -31,6 +34,9 @@
 
 #define VERIFY_FETCH_ROWS	10000
 
+/* sets are kept in blocks of this size; a larger set in an allocation of its own */
+#define VERIFY_ARENA_BLOCK	((Size) 1024 * 1024)
+
 typedef struct VerifyPair
 {
 	int64		id_a;
@@ -38,11 +44,13 @@ typedef struct VerifyPair
 	int32		distance;
 } VerifyPair;
 
-/* an id of a candidate pair, and where its shingle set is in the file */
+/* an id of a candidate pair, and where its shingle set is: memory or the file */
 typedef struct VerifyDoc
 {
 	int64		id;				/* hash key */
 	bool		stored;			/* false: no row, or a NULL body */
+	bool		queued;			/* handed to a parallel worker */
+	int64	   *set;			/* in memory, or NULL: in the file */
 	int			fileno;
 	off_t		offset;
 	Size		count;
@@ -56,7 +64,11 @@ struct VerifyState
 	int64		pairs_len;
 	HTAB	   *docs;
 	BufFile    *file;
-	Size		max_count;		/* the largest set */
+	Size		max_count;		/* the largest set in the file */
+	Size		memory_left;	/* of work_mem, for sets in memory */
+	char	   *arena;			/* the free part of the current block */
+	Size		arena_left;
+	VerifyWorkers *workers;		/* while the bodies are read, or NULL */
 	double		min_similarity;
 	Shingling	sh;
 };
@@ -211,6 +223,7 @@ verify_begin(double min_similarity, int32 n, text *units)
 	vs->cxt = cxt;
 	vs->min_similarity = min_similarity;
 	vs->sh = sh;
+	vs->memory_left = (Size) work_mem * 1024;
 	vs->pairs_len = 1024;
 	vs->pairs = MemoryContextAllocHuge(cxt, vs->pairs_len * sizeof(VerifyPair));
 	ctl.keysize = sizeof(int64);
@@ -238,7 +251,10 @@ verify_add_id(VerifyState *vs, int64 id)
 	VerifyDoc  *doc = hash_search(vs->docs, &id, HASH_ENTER, &found);
 
 	if (!found)
+	{
 		doc->stored = false;
+		doc->queued = false;
+	}
 }
 
 /* a candidate pair (a PairsCallback, arg the VerifyState) */
@@ -285,7 +301,54 @@ typedef struct VerifyColumns
 	bool		stored_sets;	/* the body is a bigint[] shingle set */
 } VerifyColumns;
 
-/* the shingle set of a candidate document, once, to the file */
+/* keeps the shingle set of a document: in memory within work_mem, else in the file */
+static void
+verify_store(VerifyState *vs, VerifyDoc *doc, const void *set, Size count)
+{
+	Size		size = count * sizeof(int64);
+
+	doc->count = count;
+	doc->set = NULL;
+	if (size > vs->arena_left && size <= vs->memory_left)
+	{
+		Size		block = size >= VERIFY_ARENA_BLOCK / 4 ? size : Min(VERIFY_ARENA_BLOCK, vs->memory_left);
+
+		if (size < VERIFY_ARENA_BLOCK / 4)
+		{
+			vs->arena = MemoryContextAllocHuge(vs->cxt, block);
+			vs->arena_left = block;
+		}
+		else
+			doc->set = MemoryContextAllocHuge(vs->cxt, Max(size, 1));
+		vs->memory_left -= block;
+	}
+	if (doc->set == NULL && size <= vs->arena_left)
+	{
+		doc->set = (int64 *) vs->arena;
+		vs->arena += size;
+		vs->arena_left -= size;
+	}
+	if (doc->set != NULL)
+		memcpy(doc->set, set, size);
+	else
+	{
+		BufFileTell(vs->file, &doc->fileno, &doc->offset);
+		BufFileWrite(vs->file, unconstify(void *, set), size);
+		vs->max_count = Max(vs->max_count, count);
+	}
+	doc->stored = true;
+}
+
+/* a set that a parallel worker made (a VerifyStoreFn) */
+static void
+verify_store_id(int64 id, const void *set, Size count, void *arg)
+{
+	VerifyState *vs = (VerifyState *) arg;
+
+	verify_store(vs, hash_search(vs->docs, &id, HASH_FIND, NULL), set, count);
+}
+
+/* the shingle set of a candidate document, once */
 static void
 verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg)
 {
@@ -296,6 +359,7 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	Datum		body;
 	VerifyDoc  *doc;
 	int64	   *set;
+	Size		count;
 	MemoryContext old;
 
 	if (isnull)
@@ -309,7 +373,7 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	id = cols->id_type == INT8OID ? DatumGetInt64(id_datum) :
 		cols->id_type == INT4OID ? DatumGetInt32(id_datum) : DatumGetInt16(id_datum);
 	doc = hash_search(vs->docs, &id, HASH_FIND, NULL);
-	if (doc == NULL || doc->stored)
+	if (doc == NULL || doc->stored || doc->queued)
 		return;
 	body = SPI_getbinval(tuple, desc, cols->body, &isnull);
 	if (isnull)
@@ -321,9 +385,8 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 		char		what[64];
 
 		snprintf(what, sizeof(what), "the body of id " INT64_FORMAT, id);
-		set = shingle_set_elements(arr, &doc->count, what);
-		BufFileTell(vs->file, &doc->fileno, &doc->offset);
-		BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+		set = shingle_set_elements(arr, &count, what);
+		verify_store(vs, doc, set, count);
 		if ((Pointer) arr != DatumGetPointer(body))
 			pfree(arr);
 	}
@@ -331,15 +394,18 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	{
 		text	   *t = DatumGetTextPP(body);
 
-		set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &vs->sh, &doc->count);
-		BufFileTell(vs->file, &doc->fileno, &doc->offset);
-		BufFileWrite(vs->file, set, doc->count * sizeof(int64));
-		pfree(set);
+		if (vs->workers != NULL &&
+			verify_workers_send(vs->workers, id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
+			doc->queued = true;
+		else
+		{
+			set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &vs->sh, &count);
+			verify_store(vs, doc, set, count);
+			pfree(set);
+		}
 		if ((Pointer) t != DatumGetPointer(body))
 			pfree(t);
 	}
-	doc->stored = true;
-	vs->max_count = Max(vs->max_count, doc->count);
 	MemoryContextSwitchTo(old);
 }
 
@@ -357,7 +423,13 @@ verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *typ
 	desc = portal->tupDesc;
 	cols->id_type = getBaseType(TupleDescAttr(desc, cols->id - 1)->atttypid);
 	cols->stored_sets = getBaseType(TupleDescAttr(desc, cols->body - 1)->atttypid) == INT8ARRAYOID;
+	if (!cols->stored_sets)
+		vs->workers = verify_workers_begin(&vs->sh, hash_get_num_entries(vs->docs),
+										   verify_store_id, vs);
 	verify_fetch(vs, portal, verify_doc_row, cols);
+	if (vs->workers != NULL)
+		verify_workers_end(vs->workers);
+	vs->workers = NULL;
 	SPI_finish();
 }
 
@@ -409,9 +481,12 @@ verify_for_each(VerifyState *vs, VerifyPairFn fn, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		if (!a->stored || !b->stored)
 			continue;
-		verify_load(vs, a, set_a);
-		verify_load(vs, b, set_b);
-		similarity = shingle_sorted_jaccard(set_a, a->count, set_b, b->count);
+		if (a->set == NULL)
+			verify_load(vs, a, set_a);
+		if (b->set == NULL)
+			verify_load(vs, b, set_b);
+		similarity = shingle_sorted_jaccard(a->set != NULL ? a->set : set_a, a->count,
+											b->set != NULL ? b->set : set_b, b->count);
 		if (similarity >= vs->min_similarity)
 			fn(p->id_a, p->id_b, p->distance, similarity, arg);
 	}
