@@ -1442,6 +1442,7 @@ DECLARE
 	cleared pg_catalog.int8;
 	started pg_catalog.timestamptz := pg_catalog.clock_timestamp();
 	phase pg_catalog.timestamptz;
+	fingerprint_plan pg_catalog.jsonb;
 BEGIN
 	IF tbl IS NULL OR body_column IS NULL OR mark_column IS NULL OR min_similarity IS NULL THEN
 		RAISE EXCEPTION 'tbl, body_column, mark_column and min_similarity must not be NULL'
@@ -1529,9 +1530,11 @@ BEGIN
 	PERFORM pg_catalog.set_config('work_mem', pg_catalog.current_setting('maintenance_work_mem'), true);
 
 	-- the rows with content, numbered in (rank,) key order, with their fingerprints
-	-- (OFFSET 0: each text's fingerprint computed once, not once per reference)
+	-- (OFFSET 0: each text's fingerprint computed once, not once per reference),
+	-- by parallel workers when the planner chooses them; run under EXPLAIN
+	-- ANALYZE to learn how many ran
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format(
+	EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' OPERATOR(pg_catalog.||) pg_catalog.format(
 		'CREATE TEMPORARY TABLE simhash_mark_rows AS '
 		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.f[1] AS fp0, s.f[2] AS fp1 FROM ('
 		'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
@@ -1541,11 +1544,12 @@ BEGIN
 		'            AND s.f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
 		key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
-		body_column, tbl);
-	GET DIAGNOSTICS nrows = ROW_COUNT;
+		body_column, tbl) INTO fingerprint_plan;
+	nrows := (fingerprint_plan OPERATOR(pg_catalog.->) 0 OPERATOR(pg_catalog.->) 'Plan' OPERATOR(pg_catalog.->>) 'Actual Rows')::pg_catalog.int8;
 	ANALYZE pg_temp.simhash_mark_rows;
-	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s', nrows,
-		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s, % parallel workers', nrows,
+		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1),
+		COALESCE(pg_catalog.jsonb_path_query_first(fingerprint_plan, 'strict $.**."Workers Launched"')::pg_catalog.int4, 0);
 
 	-- the duplicates: the verified 'center' engine on the numbers
 	phase := pg_catalog.clock_timestamp();

@@ -20,10 +20,12 @@
  */
 #include "verify.h"
 
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "optimizer/clauses.h"
 #include "storage/buffile.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -121,12 +123,34 @@ verify_query_writes(SPIPlanPtr plan)
 }
 
 /*
+ * Whether the query may run while parallel workers are active (in parallel
+ * mode): it calls no function marked PARALLEL UNSAFE.
+ */
+static bool
+verify_query_parallel_safe(SPIPlanPtr plan)
+{
+	ListCell   *lc;
+
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
+		ListCell   *lq;
+
+		foreach(lq, source->query_list)
+			if (max_parallel_hazard(lfirst_node(Query, lq)) == PROPARALLEL_UNSAFE)
+				return false;
+	}
+	return true;
+}
+
+/*
  * Opens the caller's query in a read-only cursor (in an SPI connection).  A
  * query that returns no rows is refused with shape and hint (NULL: none), and
- * so is a query that is not a plain read (verify_query_writes()).
+ * so is a query that is not a plain read (verify_query_writes()).  With
+ * parallel_safe, also says whether the query may be read in parallel mode.
  */
 Portal
-verify_open_query(const char *query, const char *shape, const char *hint)
+verify_open_query(const char *query, const char *shape, const char *hint, bool *parallel_safe)
 {
 	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
 	char	   *writes;
@@ -146,6 +170,8 @@ verify_open_query(const char *query, const char *shape, const char *hint)
 				 errmsg("%s", shape),
 				 errdetail("The query does not return rows."),
 				 hint != NULL ? errhint("%s", hint) : 0));
+	if (parallel_safe != NULL)
+		*parallel_safe = verify_query_parallel_safe(plan);
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
 
@@ -154,10 +180,10 @@ verify_open_query(const char *query, const char *shape, const char *hint)
  * types, also their types (InvalidOid for the text or bigint[] body).
  */
 static Portal
-verify_open(const char *query, int natts, const Oid *types, const char *shape)
+verify_open(const char *query, int natts, const Oid *types, const char *shape, bool *parallel_safe)
 {
 	char	   *message = psprintf("query must return %s", shape);
-	Portal		portal = verify_open_query(query, message, NULL);
+	Portal		portal = verify_open_query(query, message, NULL, parallel_safe);
 	TupleDesc	desc = portal->tupDesc;
 	int			i;
 
@@ -416,14 +442,16 @@ verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *typ
 {
 	Portal		portal;
 	TupleDesc	desc;
+	bool		parallel_safe;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	portal = verify_open(query, natts, types, shape);
+	portal = verify_open(query, natts, types, shape, &parallel_safe);
 	desc = portal->tupDesc;
 	cols->id_type = getBaseType(TupleDescAttr(desc, cols->id - 1)->atttypid);
 	cols->stored_sets = getBaseType(TupleDescAttr(desc, cols->body - 1)->atttypid) == INT8ARRAYOID;
-	if (!cols->stored_sets)
+	/* workers: the leader reads the query in parallel mode meanwhile */
+	if (!cols->stored_sets && parallel_safe)
 		vs->workers = verify_workers_begin(&vs->sh, hash_get_num_entries(vs->docs),
 										   verify_store_id, vs);
 	verify_fetch(vs, portal, verify_doc_row, cols);
@@ -524,7 +552,7 @@ shingle_verify_pairs(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	verify_fetch(vs, verify_open(pairs_query, 3, pair_types,
-								 "three columns: id_a bigint, id_b bigint, distance integer"),
+								 "three columns: id_a bigint, id_b bigint, distance integer", NULL),
 				 verify_pair_row, NULL);
 	SPI_finish();
 	verify_read_bodies(vs, docs_query, 2, doc_types,

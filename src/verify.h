@@ -15,8 +15,10 @@ typedef struct VerifyState VerifyState;
 extern bool verify_body_type_ok(Oid type);
 #define VERIFY_BODY_TYPES_HINT \
 	"The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[]."
-/* the caller's query in a read-only cursor (refused if it changes data) */
-extern Portal verify_open_query(const char *query, const char *shape, const char *hint);
+/* the caller's query in a read-only cursor (refused if it changes data); with
+ * parallel_safe, whether it calls no PARALLEL UNSAFE function */
+extern Portal verify_open_query(const char *query, const char *shape, const char *hint,
+								bool *parallel_safe);
 
 /* a verified pair: a candidate and the Jaccard similarity of its two bodies */
 typedef void (*VerifyPairFn) (int64 id_a, int64 id_b, int distance, double similarity, void *arg);
