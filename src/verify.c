@@ -93,13 +93,16 @@ verify_body_type_ok(Oid type)
  * not a SELECT (INSERT, UPDATE, DELETE or MERGE with RETURNING, or a utility
  * statement that returns rows: EXPLAIN ANALYZE runs its statement), a WITH
  * that changes data, or row locks.  A utility statement that returns no rows
- * is left to the caller's error for such a query.
+ * is left to the caller's error for such a query.  Also sets *parallel_safe:
+ * whether the query may run while parallel workers are active (in parallel
+ * mode), that is, calls no function marked PARALLEL UNSAFE.
  */
 static char *
-verify_query_writes(SPIPlanPtr plan)
+verify_query_writes(SPIPlanPtr plan, bool *parallel_safe)
 {
 	ListCell   *lc;
 
+	*parallel_safe = true;
 	foreach(lc, SPI_plan_get_plan_sources(plan))
 	{
 		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
@@ -111,6 +114,8 @@ verify_query_writes(SPIPlanPtr plan)
 
 			if (q->commandType == CMD_UTILITY && !SPI_is_cursor_plan(plan))
 				continue;
+			if (max_parallel_hazard(q) == PROPARALLEL_UNSAFE)
+				*parallel_safe = false;
 			if (q->commandType != CMD_SELECT)
 				return psprintf("The query is a %s statement.", GetCommandTagName(source->commandTag));
 			if (q->hasModifyingCTE)
@@ -120,27 +125,6 @@ verify_query_writes(SPIPlanPtr plan)
 		}
 	}
 	return NULL;
-}
-
-/*
- * Whether the query may run while parallel workers are active (in parallel
- * mode): it calls no function marked PARALLEL UNSAFE.
- */
-static bool
-verify_query_parallel_safe(SPIPlanPtr plan)
-{
-	ListCell   *lc;
-
-	foreach(lc, SPI_plan_get_plan_sources(plan))
-	{
-		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
-		ListCell   *lq;
-
-		foreach(lq, source->query_list)
-			if (max_parallel_hazard(lfirst_node(Query, lq)) == PROPARALLEL_UNSAFE)
-				return false;
-	}
-	return true;
 }
 
 /*
@@ -154,10 +138,11 @@ verify_open_query(const char *query, const char *shape, const char *hint, bool *
 {
 	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
 	char	   *writes;
+	bool		safe;
 
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
-	writes = verify_query_writes(plan);
+	writes = verify_query_writes(plan, &safe);
 	if (writes != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -171,7 +156,7 @@ verify_open_query(const char *query, const char *shape, const char *hint, bool *
 				 errdetail("The query does not return rows."),
 				 hint != NULL ? errhint("%s", hint) : 0));
 	if (parallel_safe != NULL)
-		*parallel_safe = verify_query_parallel_safe(plan);
+		*parallel_safe = safe;
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
 
