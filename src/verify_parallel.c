@@ -52,6 +52,10 @@
 /* longer texts are tokenized by the leader */
 #define VERIFY_PARALLEL_MAX_TEXT	((Size) 64 * 1024 * 1024)
 
+#if PG_VERSION_NUM < 170000
+#define WAIT_EVENT_MESSAGE_QUEUE_RECEIVE WAIT_EVENT_MQ_RECEIVE
+#endif
+
 /* keys of the parallel context's table of contents */
 #define KEY_SHINGLING		UINT64CONST(0x5348564500000001)
 #define KEY_QUEUES			UINT64CONST(0x5348564500000002)
@@ -291,7 +295,7 @@ verify_workers_flush(VerifyWorkers *w, int i)
 static void
 verify_workers_wait(void)
 {
-	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, 0, WAIT_EVENT_MQ_RECEIVE);
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, 0, WAIT_EVENT_MESSAGE_QUEUE_RECEIVE);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 }
