@@ -114,14 +114,14 @@ verify_query_writes(SPIPlanPtr plan, bool *parallel_safe)
 
 			if (q->commandType == CMD_UTILITY && !SPI_is_cursor_plan(plan))
 				continue;
-			if (max_parallel_hazard(q) == PROPARALLEL_UNSAFE)
-				*parallel_safe = false;
 			if (q->commandType != CMD_SELECT)
 				return psprintf("The query is a %s statement.", GetCommandTagName(source->commandTag));
 			if (q->hasModifyingCTE)
 				return pstrdup("The query has a WITH clause that changes data.");
 			if (q->rowMarks != NIL)
 				return pstrdup("The query locks rows (FOR UPDATE or FOR SHARE).");
+			if (max_parallel_hazard(q) == PROPARALLEL_UNSAFE)
+				*parallel_safe = false;
 		}
 	}
 	return NULL;
