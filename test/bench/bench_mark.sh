@@ -24,15 +24,10 @@
 # about 12 minutes on 2 cores.
 set -euo pipefail
 
-root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-cd "$root"
-n=${1:-1000000}
-runs=${MARK_RUNS:-3}
+cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
+source test/bench/mark_common.sh "$@"
 out=test/out/bench_mark.md
-
-source test/bench/mark_common.sh
 mark_start 5495 "max_parallel_workers_per_gather = 0"
-docs=$(mark_docs "$n")
 psql -X -q -v ON_ERROR_STOP=1 -v docs="$docs" <<'EOF'
 CREATE EXTENSION simhash;
 CREATE TABLE docs_bigint (id bigint PRIMARY KEY, body text, dup bigint);
@@ -42,15 +37,9 @@ INSERT INTO docs_uuid SELECT md5(id::text)::uuid, body FROM docs_bigint;
 VACUUM ANALYZE docs_bigint, docs_uuid;
 EOF
 
-{
-	echo "# simhash_mark_duplicates on $n generated documents"
-	echo
-	mark_header
-	echo
-	echo "| run | key | seconds | rows marked |"
-	echo "|---:|---|---:|---:|"
-} >"$out"
-declare -A times
+mark_header "simhash_mark_duplicates on $n generated documents" \
+	"| run | key | seconds | rows marked |" \
+	"|---:|---|---:|---:|" >"$out"
 for r in $(seq 1 "$runs"); do
 	for key in bigint uuid; do
 		psql -X -q -c "UPDATE docs_$key SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM docs_$key"

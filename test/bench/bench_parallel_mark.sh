@@ -24,15 +24,10 @@
 # it needs, as test/run-tests.sh does.  Output in test/out/bench_parallel_mark.md.
 set -euo pipefail
 
-root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-cd "$root"
-n=${1:-1000000}
-runs=${MARK_RUNS:-3}
+cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
+source test/bench/mark_common.sh "$@"
 out=test/out/bench_parallel_mark.md
-
-source test/bench/mark_common.sh
 mark_start 5496 "max_worker_processes = 8" "max_parallel_workers = 8"
-docs=$(mark_docs "$n")
 psql -X -q -v ON_ERROR_STOP=1 -v docs="$docs" <<'EOF'
 CREATE EXTENSION simhash;
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, dup bigint);
@@ -53,15 +48,9 @@ run() {
 # the first (or last) number of what a pattern matches in the DEBUG lines
 phase() { grep -o "$1" "$work/debug" | grep -o '[0-9][0-9.]*' | "${2:-head}" -1 || true; }
 
-{
-	echo "# simhash_mark_duplicates on $n generated documents, serial and parallel"
-	echo
-	mark_header
-	echo
-	echo "| run | mode | seconds | fingerprints s | fingerprint workers | duplicates s | verification workers | texts by workers | rows marked | same marks as serial |"
-	echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"
-} >"$out"
-declare -A times
+mark_header "simhash_mark_duplicates on $n generated documents, serial and parallel" \
+	"| run | mode | seconds | fingerprints s | fingerprint workers | duplicates s | verification workers | texts by workers | rows marked | same marks as serial |" \
+	"|---:|---|---:|---:|---:|---:|---:|---:|---:|---|" >"$out"
 for r in $(seq 1 "$runs"); do
 	for mode in serial parallel; do
 		if [ "$mode" = serial ]; then
