@@ -1147,7 +1147,7 @@ COMMENT ON FUNCTION simhash_mark_distributed(regclass, name, name, float8, integ
 -- database (two temporary tables, dropped at the end).
 --   fingerprint  256 bits: shingle_simhash256(body, 3, 'auto'), that is
 --                shingle_simhash128(body, 3, 'auto', 0) and (..., 1)
---   candidates   within the radius of min_similarity (the table below: the
+--   candidates   within simhash_similarity_radius(min_similarity) bits (the
 --                least distance within which 99.5% of the pairs with a
 --                Jaccard similarity of at least min_similarity lie on the
 --                public corpus, at steps of 0.05; between steps the radius of
@@ -1168,7 +1168,6 @@ CREATE FUNCTION simhash_mark_duplicates(tbl regclass, body_column name, mark_col
 	SET simhash.pairs_recall = 1 SET work_mem = '64MB'
 AS $$
 DECLARE
-	radii CONSTANT pg_catalog.int4[] := '{80,74,70,65,61,54,49,43,36,26}';
 	radius pg_catalog.int4;
 	key_column name;
 	key_type pg_catalog.regtype;
@@ -1187,6 +1186,7 @@ DECLARE
 	started pg_catalog.timestamptz := pg_catalog.clock_timestamp();
 	phase pg_catalog.timestamptz;
 	distributed boolean := pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL;
+	fingerprint_plan pg_catalog.jsonb;
 BEGIN
 	IF tbl IS NULL OR body_column IS NULL OR mark_column IS NULL OR min_similarity IS NULL THEN
 		RAISE EXCEPTION 'tbl, body_column, mark_column and min_similarity must not be NULL'
@@ -1270,7 +1270,7 @@ BEGIN
 				  HINT = 'The mark is a column of its own, neither the key, nor the body, nor a generated column.';
 	END IF;
 
-	radius := radii[LEAST(pg_catalog.floor((min_similarity OPERATOR(pg_catalog.-) 0.5) OPERATOR(pg_catalog.*) 20 OPERATOR(pg_catalog.+) 1e-9)::pg_catalog.int4 OPERATOR(pg_catalog.+) 1, 10)];
+	radius := @extschema@.simhash_similarity_radius(min_similarity);
 	PERFORM pg_catalog.set_config('work_mem', pg_catalog.current_setting('maintenance_work_mem'), true);
 
 	-- a table that Citus distributes by its key: the duplicates found on the workers
@@ -1288,9 +1288,11 @@ BEGIN
 		marked := @extschema@.simhash_mark_distributed(tbl, key_column, body_column, min_similarity, radius, rank);
 	ELSE
 		-- the rows with content, numbered in (rank,) key order, with their fingerprints
-		-- (OFFSET 0: each text's fingerprint computed once, not once per reference)
+		-- (OFFSET 0: each text's fingerprint computed once, not once per reference),
+		-- by parallel workers when the planner chooses them; run under EXPLAIN
+		-- ANALYZE to learn how many ran
 		phase := pg_catalog.clock_timestamp();
-		EXECUTE pg_catalog.format(
+		EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' OPERATOR(pg_catalog.||) pg_catalog.format(
 			'CREATE TEMPORARY TABLE simhash_mark_rows AS '
 			'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k, s.f[1] AS fp0, s.f[2] AS fp1 FROM ('
 			'  SELECT t.%1$I AS k, %2$s AS r, t.%3$I::pg_catalog.text AS b,'
@@ -1300,11 +1302,12 @@ BEGIN
 			'            AND s.f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 			'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
 			key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
-			body_column, tbl);
-		GET DIAGNOSTICS nrows = ROW_COUNT;
+			body_column, tbl) INTO fingerprint_plan;
+		nrows := (fingerprint_plan OPERATOR(pg_catalog.->) 0 OPERATOR(pg_catalog.->) 'Plan' OPERATOR(pg_catalog.->>) 'Actual Rows')::pg_catalog.int8;
 		ANALYZE pg_temp.simhash_mark_rows;
-		RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s', nrows,
-			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+		RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s, % parallel workers', nrows,
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1),
+			COALESCE(pg_catalog.jsonb_path_query_first(fingerprint_plan, 'strict $.**."Workers Launched"')::pg_catalog.int4, 0);
 
 		-- the duplicates: the verified 'center' engine on the numbers
 		phase := pg_catalog.clock_timestamp();

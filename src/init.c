@@ -9,7 +9,9 @@
  */
 #include "settings.h"
 #include "hamming.h"
+#include "verify.h"
 
+#include "postmaster/bgworker_internals.h"
 #include "utils/guc.h"
 
 int			simhash_max_distance_guc = SIMHASH_DEFAULT_MAX_DISTANCE;
@@ -44,6 +46,14 @@ _PG_init(void)
 							 1.0, 0.5, 1.0,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.verify_workers",
+							"Parallel workers that tokenize the texts of the verified whole-table functions.",
+							"-1 (the default) starts up to max_parallel_workers_per_gather workers when there are at least 10000 texts to tokenize; "
+							"0 starts none; a positive number starts that many whatever the number of texts.",
+							&simhash_verify_workers,
+							-1, -1, MAX_PARALLEL_WORKER_LIMIT,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("simhash.tail_cache_size",
 							"Memory in which a backend keeps the full tail pages and the block maps of hamming indexes for its lookups.",
 							"0 keeps none: every lookup that probes an index reads its whole tail, and each scan of a merged index its block map.",

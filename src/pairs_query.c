@@ -244,7 +244,7 @@ pairs_read_query(PairsState *st, const char *query)
 							   "query must return two columns: a bigint id and a simhash",
 							   st->with_body ?
 							   "Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
-							   "Write the query as SELECT id, fingerprint FROM ...");
+							   "Write the query as SELECT id, fingerprint FROM ...", NULL);
 	pairs_check_columns(st, portal->tupDesc);
 	st->rows_len = 1024;
 	st->rows = pairs_resize(st, NULL, st->rows_len);

@@ -8,19 +8,24 @@
  * The candidate pairs are collected first, then the rows (id, body) of a
  * query are read, and only the bodies of ids that are in a candidate pair are
  * tokenized, each once, into its sorted shingle set (jaccard.c); a body of
- * type bigint[] is such a set already, stored.  The sets go to a temporary
- * file as they are made, so memory holds only the candidate pairs (20 bytes
- * each) and a hash table of their ids (about 40 bytes each); then every
- * candidate pair reads its two sets back.  The text is thus read once and
- * each candidate document tokenized once, whatever the number of pairs it is
- * in.
+ * type bigint[] is such a set already, stored.  The sets are kept in memory
+ * while they fit in work_mem, and go to a temporary file beyond it, so memory
+ * holds the candidate pairs (20 bytes each), a hash table of their ids (about
+ * 48 bytes each) and at most work_mem of sets; then every candidate pair
+ * merges its two sets, in the order the pairs came.  The text is thus read
+ * once and each candidate document tokenized once, whatever the number of
+ * pairs it is in.  With enough texts to tokenize, parallel workers tokenize
+ * them while the rows are read (verify_parallel.c); the sets, the pairs and
+ * their order are the same.
  */
 #include "verify.h"
 
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "optimizer/clauses.h"
 #include "storage/buffile.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -31,6 +36,9 @@
 
 #define VERIFY_FETCH_ROWS	10000
 
+/* sets are kept in blocks of this size; a larger set in an allocation of its own */
+#define VERIFY_ARENA_BLOCK	((Size) 1024 * 1024)
+
 typedef struct VerifyPair
 {
 	int64		id_a;
@@ -38,11 +46,13 @@ typedef struct VerifyPair
 	int32		distance;
 } VerifyPair;
 
-/* an id of a candidate pair, and where its shingle set is in the file */
+/* an id of a candidate pair, and where its shingle set is: memory or the file */
 typedef struct VerifyDoc
 {
 	int64		id;				/* hash key */
 	bool		stored;			/* false: no row, or a NULL body */
+	bool		queued;			/* handed to a parallel worker */
+	int64	   *set;			/* in memory, or NULL: in the file */
 	int			fileno;
 	off_t		offset;
 	Size		count;
@@ -56,7 +66,11 @@ struct VerifyState
 	int64		pairs_len;
 	HTAB	   *docs;
 	BufFile    *file;
-	Size		max_count;		/* the largest set */
+	Size		max_count;		/* the largest set in the file */
+	Size		memory_left;	/* of work_mem, for sets in memory */
+	char	   *arena;			/* the free part of the current block */
+	Size		arena_left;
+	VerifyWorkers *workers;		/* while the bodies are read, or NULL */
 	double		min_similarity;
 	Shingling	sh;
 };
@@ -79,13 +93,16 @@ verify_body_type_ok(Oid type)
  * not a SELECT (INSERT, UPDATE, DELETE or MERGE with RETURNING, or a utility
  * statement that returns rows: EXPLAIN ANALYZE runs its statement), a WITH
  * that changes data, or row locks.  A utility statement that returns no rows
- * is left to the caller's error for such a query.
+ * is left to the caller's error for such a query.  Also sets *parallel_safe:
+ * whether the query may run while parallel workers are active (in parallel
+ * mode), that is, calls no function marked PARALLEL UNSAFE.
  */
 static char *
-verify_query_writes(SPIPlanPtr plan)
+verify_query_writes(SPIPlanPtr plan, bool *parallel_safe)
 {
 	ListCell   *lc;
 
+	*parallel_safe = true;
 	foreach(lc, SPI_plan_get_plan_sources(plan))
 	{
 		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
@@ -103,6 +120,8 @@ verify_query_writes(SPIPlanPtr plan)
 				return pstrdup("The query has a WITH clause that changes data.");
 			if (q->rowMarks != NIL)
 				return pstrdup("The query locks rows (FOR UPDATE or FOR SHARE).");
+			if (max_parallel_hazard(q) == PROPARALLEL_UNSAFE)
+				*parallel_safe = false;
 		}
 	}
 	return NULL;
@@ -111,17 +130,19 @@ verify_query_writes(SPIPlanPtr plan)
 /*
  * Opens the caller's query in a read-only cursor (in an SPI connection).  A
  * query that returns no rows is refused with shape and hint (NULL: none), and
- * so is a query that is not a plain read (verify_query_writes()).
+ * so is a query that is not a plain read (verify_query_writes()).  With
+ * parallel_safe, also says whether the query may be read in parallel mode.
  */
 Portal
-verify_open_query(const char *query, const char *shape, const char *hint)
+verify_open_query(const char *query, const char *shape, const char *hint, bool *parallel_safe)
 {
 	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
 	char	   *writes;
+	bool		safe;
 
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
-	writes = verify_query_writes(plan);
+	writes = verify_query_writes(plan, &safe);
 	if (writes != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -134,6 +155,8 @@ verify_open_query(const char *query, const char *shape, const char *hint)
 				 errmsg("%s", shape),
 				 errdetail("The query does not return rows."),
 				 hint != NULL ? errhint("%s", hint) : 0));
+	if (parallel_safe != NULL)
+		*parallel_safe = safe;
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
 
@@ -142,10 +165,10 @@ verify_open_query(const char *query, const char *shape, const char *hint)
  * types, also their types (InvalidOid for the text or bigint[] body).
  */
 static Portal
-verify_open(const char *query, int natts, const Oid *types, const char *shape)
+verify_open(const char *query, int natts, const Oid *types, const char *shape, bool *parallel_safe)
 {
 	char	   *message = psprintf("query must return %s", shape);
-	Portal		portal = verify_open_query(query, message, NULL);
+	Portal		portal = verify_open_query(query, message, NULL, parallel_safe);
 	TupleDesc	desc = portal->tupDesc;
 	int			i;
 
@@ -211,6 +234,7 @@ verify_begin(double min_similarity, int32 n, text *units)
 	vs->cxt = cxt;
 	vs->min_similarity = min_similarity;
 	vs->sh = sh;
+	vs->memory_left = (Size) work_mem * 1024;
 	vs->pairs_len = 1024;
 	vs->pairs = MemoryContextAllocHuge(cxt, vs->pairs_len * sizeof(VerifyPair));
 	ctl.keysize = sizeof(int64);
@@ -238,7 +262,10 @@ verify_add_id(VerifyState *vs, int64 id)
 	VerifyDoc  *doc = hash_search(vs->docs, &id, HASH_ENTER, &found);
 
 	if (!found)
+	{
 		doc->stored = false;
+		doc->queued = false;
+	}
 }
 
 /* a candidate pair (a PairsCallback, arg the VerifyState) */
@@ -285,7 +312,54 @@ typedef struct VerifyColumns
 	bool		stored_sets;	/* the body is a bigint[] shingle set */
 } VerifyColumns;
 
-/* the shingle set of a candidate document, once, to the file */
+/* keeps the shingle set of a document: in memory within work_mem, else in the file */
+static void
+verify_store(VerifyState *vs, VerifyDoc *doc, const void *set, Size count)
+{
+	Size		size = count * sizeof(int64);
+
+	doc->count = count;
+	doc->set = NULL;
+	if (size > vs->arena_left && size <= vs->memory_left)
+	{
+		Size		block = size >= VERIFY_ARENA_BLOCK / 4 ? size : Min(VERIFY_ARENA_BLOCK, vs->memory_left);
+
+		if (size < VERIFY_ARENA_BLOCK / 4)
+		{
+			vs->arena = MemoryContextAllocHuge(vs->cxt, block);
+			vs->arena_left = block;
+		}
+		else
+			doc->set = MemoryContextAllocHuge(vs->cxt, Max(size, 1));
+		vs->memory_left -= block;
+	}
+	if (doc->set == NULL && size <= vs->arena_left)
+	{
+		doc->set = (int64 *) vs->arena;
+		vs->arena += size;
+		vs->arena_left -= size;
+	}
+	if (doc->set != NULL)
+		memcpy(doc->set, set, size);
+	else
+	{
+		BufFileTell(vs->file, &doc->fileno, &doc->offset);
+		BufFileWrite(vs->file, unconstify(void *, set), size);
+		vs->max_count = Max(vs->max_count, count);
+	}
+	doc->stored = true;
+}
+
+/* a set that a parallel worker made (a VerifyStoreFn) */
+static void
+verify_store_id(int64 id, const void *set, Size count, void *arg)
+{
+	VerifyState *vs = (VerifyState *) arg;
+
+	verify_store(vs, hash_search(vs->docs, &id, HASH_FIND, NULL), set, count);
+}
+
+/* the shingle set of a candidate document, once */
 static void
 verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg)
 {
@@ -296,6 +370,7 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	Datum		body;
 	VerifyDoc  *doc;
 	int64	   *set;
+	Size		count;
 	MemoryContext old;
 
 	if (isnull)
@@ -309,7 +384,7 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	id = cols->id_type == INT8OID ? DatumGetInt64(id_datum) :
 		cols->id_type == INT4OID ? DatumGetInt32(id_datum) : DatumGetInt16(id_datum);
 	doc = hash_search(vs->docs, &id, HASH_FIND, NULL);
-	if (doc == NULL || doc->stored)
+	if (doc == NULL || doc->stored || doc->queued)
 		return;
 	body = SPI_getbinval(tuple, desc, cols->body, &isnull);
 	if (isnull)
@@ -321,9 +396,8 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 		char		what[64];
 
 		snprintf(what, sizeof(what), "the body of id " INT64_FORMAT, id);
-		set = shingle_set_elements(arr, &doc->count, what);
-		BufFileTell(vs->file, &doc->fileno, &doc->offset);
-		BufFileWrite(vs->file, set, doc->count * sizeof(int64));
+		set = shingle_set_elements(arr, &count, what);
+		verify_store(vs, doc, set, count);
 		if ((Pointer) arr != DatumGetPointer(body))
 			pfree(arr);
 	}
@@ -331,15 +405,18 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	{
 		text	   *t = DatumGetTextPP(body);
 
-		set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &vs->sh, &doc->count);
-		BufFileTell(vs->file, &doc->fileno, &doc->offset);
-		BufFileWrite(vs->file, set, doc->count * sizeof(int64));
-		pfree(set);
+		if (vs->workers != NULL &&
+			verify_workers_send(vs->workers, id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
+			doc->queued = true;
+		else
+		{
+			set = shingle_sorted_set(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &vs->sh, &count);
+			verify_store(vs, doc, set, count);
+			pfree(set);
+		}
 		if ((Pointer) t != DatumGetPointer(body))
 			pfree(t);
 	}
-	doc->stored = true;
-	vs->max_count = Max(vs->max_count, doc->count);
 	MemoryContextSwitchTo(old);
 }
 
@@ -350,14 +427,22 @@ verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *typ
 {
 	Portal		portal;
 	TupleDesc	desc;
+	bool		parallel_safe;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	portal = verify_open(query, natts, types, shape);
+	portal = verify_open(query, natts, types, shape, &parallel_safe);
 	desc = portal->tupDesc;
 	cols->id_type = getBaseType(TupleDescAttr(desc, cols->id - 1)->atttypid);
 	cols->stored_sets = getBaseType(TupleDescAttr(desc, cols->body - 1)->atttypid) == INT8ARRAYOID;
+	/* workers: the leader reads the query in parallel mode meanwhile */
+	if (!cols->stored_sets && parallel_safe)
+		vs->workers = verify_workers_begin(&vs->sh, hash_get_num_entries(vs->docs),
+										   verify_store_id, vs);
 	verify_fetch(vs, portal, verify_doc_row, cols);
+	if (vs->workers != NULL)
+		verify_workers_end(vs->workers);
+	vs->workers = NULL;
 	SPI_finish();
 }
 
@@ -409,9 +494,12 @@ verify_for_each(VerifyState *vs, VerifyPairFn fn, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		if (!a->stored || !b->stored)
 			continue;
-		verify_load(vs, a, set_a);
-		verify_load(vs, b, set_b);
-		similarity = shingle_sorted_jaccard(set_a, a->count, set_b, b->count);
+		if (a->set == NULL)
+			verify_load(vs, a, set_a);
+		if (b->set == NULL)
+			verify_load(vs, b, set_b);
+		similarity = shingle_sorted_jaccard(a->set != NULL ? a->set : set_a, a->count,
+											b->set != NULL ? b->set : set_b, b->count);
 		if (similarity >= vs->min_similarity)
 			fn(p->id_a, p->id_b, p->distance, similarity, arg);
 	}
@@ -449,7 +537,7 @@ shingle_verify_pairs(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	verify_fetch(vs, verify_open(pairs_query, 3, pair_types,
-								 "three columns: id_a bigint, id_b bigint, distance integer"),
+								 "three columns: id_a bigint, id_b bigint, distance integer", NULL),
 				 verify_pair_row, NULL);
 	SPI_finish();
 	verify_read_bodies(vs, docs_query, 2, doc_types,

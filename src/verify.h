@@ -15,8 +15,10 @@ typedef struct VerifyState VerifyState;
 extern bool verify_body_type_ok(Oid type);
 #define VERIFY_BODY_TYPES_HINT \
 	"The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[]."
-/* the caller's query in a read-only cursor (refused if it changes data) */
-extern Portal verify_open_query(const char *query, const char *shape, const char *hint);
+/* the caller's query in a read-only cursor (refused if it changes data); with
+ * parallel_safe, whether it calls no PARALLEL UNSAFE function */
+extern Portal verify_open_query(const char *query, const char *shape, const char *hint,
+								bool *parallel_safe);
 
 /* a verified pair: a candidate and the Jaccard similarity of its two bodies */
 typedef void (*VerifyPairFn) (int64 id_a, int64 id_b, int distance, double similarity, void *arg);
@@ -28,5 +30,24 @@ extern void verify_read_rows(VerifyState *vs, const char *query, int natts);
 extern void verify_for_each(VerifyState *vs, VerifyPairFn fn, void *arg);
 extern void verify_put_pair(int64 id_a, int64 id_b, int distance, double similarity, void *arg);
 extern void verify_end(VerifyState *vs);
+
+/*
+ * verify_parallel.c: parallel workers that tokenize the bodies into sorted
+ * shingle sets while the leader reads them; each set goes to store(id, set,
+ * count, arg) in the leader
+ */
+typedef struct VerifyWorkers VerifyWorkers;
+typedef void (*VerifyStoreFn) (int64 id, const void *set, Size count, void *arg);
+
+/* simhash.verify_workers: -1 as many as max_parallel_workers_per_gather for enough texts */
+extern int	simhash_verify_workers;
+
+/* NULL when no worker is to run (or none could be started) */
+extern VerifyWorkers *verify_workers_begin(const Shingling *sh, int64 ntexts,
+										   VerifyStoreFn store, void *arg);
+/* false: the caller tokenizes this text itself */
+extern bool verify_workers_send(VerifyWorkers *w, int64 id, const char *data, Size len);
+/* waits for the last sets, stops the workers */
+extern void verify_workers_end(VerifyWorkers *w);
 
 #endif							/* SIMHASH_VERIFY_H */

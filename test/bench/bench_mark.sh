@@ -24,33 +24,10 @@
 # about 12 minutes on 2 cores.
 set -euo pipefail
 
-root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-cd "$root"
-mkdir -p test/out
-n=${1:-1000000}
-runs=${MARK_RUNS:-3}
+cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
+source test/bench/mark_common.sh "$@"
 out=test/out/bench_mark.md
-
-source test/cluster.sh
-source test/deps.sh
-prepare_machine cluster
-PGPORT_WANTED=${PGPORT_WANTED:-5495} start_cluster "$work/cluster" "shared_buffers = '1GB'" \
-	"max_parallel_workers_per_gather = 0" "jit = off" "max_wal_size = '8GB'" \
-	"maintenance_work_mem = '1GB'" "autovacuum = off"
-py=python3
-[ -x /usr/bin/python3 ] && py=/usr/bin/python3
-if ! $py -c 'import numpy' 2>/dev/null && [ "$(id -u)" = 0 ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-numpy bc >/dev/null
-fi
-
-docs=${MARK_DOCS:-}
-if [ -z "$docs" ]; then
-	docs=$work/docs.tsv
-	t0=$(date +%s.%N)
-	$py test/bench/gen_corpus.py "$n" --seed 1 >"$docs"
-	echo "generated $n documents in $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
-	[ "$(id -u)" = 0 ] && chmod 644 "$docs"
-fi
+mark_start 5495 "max_parallel_workers_per_gather = 0"
 psql -X -q -v ON_ERROR_STOP=1 -v docs="$docs" <<'EOF'
 CREATE EXTENSION simhash;
 CREATE TABLE docs_bigint (id bigint PRIMARY KEY, body text, dup bigint);
@@ -60,15 +37,9 @@ INSERT INTO docs_uuid SELECT md5(id::text)::uuid, body FROM docs_bigint;
 VACUUM ANALYZE docs_bigint, docs_uuid;
 EOF
 
-{
-	echo "# simhash_mark_duplicates on $n generated documents"
-	echo
-	echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo
-	echo "| run | key | seconds | rows marked |"
-	echo "|---:|---|---:|---:|"
-} >"$out"
-declare -A times
+mark_header "simhash_mark_duplicates on $n generated documents" \
+	"| run | key | seconds | rows marked |" \
+	"|---:|---|---:|---:|" >"$out"
 for r in $(seq 1 "$runs"); do
 	for key in bigint uuid; do
 		psql -X -q -c "UPDATE docs_$key SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM docs_$key"
@@ -79,7 +50,6 @@ for r in $(seq 1 "$runs"); do
 		printf '| %d | %s | %.1f | %s |\n' "$r" "$key" "$s" "$marked" | tee -a "$out" >&2
 	done
 done
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 mb=$(echo "${times[bigint]}" | median)
 mu=$(echo "${times[uuid]}" | median)
 {

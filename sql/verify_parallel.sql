@@ -1,0 +1,168 @@
+-- The verified whole-table functions with parallel workers: the workers that
+-- tokenize the candidate texts (simhash.verify_workers, forced here whatever
+-- the number of texts) give the answers of a serial run, row for row in the
+-- same order, for 64, 128 and 256 bits, every form and linkage, with the sets
+-- in memory or in a temporary file; simhash_mark_duplicates computes its
+-- fingerprints with parallel query when the planner chooses workers.  An
+-- error in a worker reaches the caller with its SQLSTATE, and an error or a
+-- cancel leaves no worker and no temporary file behind.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+DROP SCHEMA IF EXISTS verify_parallel CASCADE;
+RESET client_min_messages;
+CREATE SCHEMA verify_parallel;
+SET search_path = verify_parallel, public;
+
+-- 600 texts of 40 words out of 300, near copies (one word replaced, words
+-- appended), exact copies, a NULL and a text without shingles
+CREATE TABLE vp (id bigint PRIMARY KEY, body text, fp simhash, h0 simhash128, h1 simhash128);
+INSERT INTO vp (id, body)
+SELECT i, (SELECT string_agg('w' || (abs(hashint4(i * 41 + j)) % 300), ' ' ORDER BY j) FROM generate_series(1, 40) j)
+FROM generate_series(1, 600) i;
+INSERT INTO vp (id, body) SELECT id + 1000, regexp_replace(body, '\mw' || (id % 300) || '\M', 'x', 'g') FROM vp WHERE id <= 200;
+INSERT INTO vp (id, body) SELECT id + 2000, body || ' and a few more words' FROM vp WHERE id <= 100;
+INSERT INTO vp (id, body) SELECT id + 3000, body FROM vp WHERE id <= 50;
+INSERT INTO vp (id, body) VALUES (5000, NULL), (5001, '!!!');
+UPDATE vp SET fp = simhash(body), h0 = shingle_simhash128(body, 3, 'auto', 0), h1 = shingle_simhash128(body, 3, 'auto', 1);
+ANALYZE vp;
+
+-- every verified form, as text rows with their place in the answer
+CREATE TABLE forms (form text, call text);
+INSERT INTO forms
+SELECT w.bits || ' ' || f.name, format(f.call, w.q, w.k)
+FROM (VALUES (64, 'SELECT id, fp, body FROM verify_parallel.vp', 24),
+             (128, 'SELECT id, h0, body FROM verify_parallel.vp', 40),
+             (256, 'SELECT id, h0, h1, body FROM verify_parallel.vp', 80)) w(bits, q, k),
+     (VALUES ('pairs', 'simhash_pairs(%L, %s, 0.5, 3, ''auto'')'),
+             ('clusters', 'simhash_clusters(%L, %s, 0.5, 3, ''auto'')'),
+             ('dedup', 'simhash_dedup(%L, %s, 0.5, 3, ''auto'')'),
+             ('clusters single', 'simhash_clusters(%L, %s, 0.5, ''single'', 3, ''auto'')'),
+             ('clusters center', 'simhash_clusters(%L, %s, 0.5, ''center'', 3, ''auto'')'),
+             ('dedup single', 'simhash_dedup(%L, %s, 0.5, ''single'', 3, ''auto'')'),
+             ('dedup center', 'simhash_dedup(%L, %s, 0.5, ''center'', 3, ''auto'')'),
+             ('lineage single', 'simhash_lineage(%L, %s, 0.5, ''single'', 3, ''auto'')'),
+             ('lineage center', 'simhash_lineage(%L, %s, 0.5, ''center'', 3, ''auto'')'),
+             ('dedup keyed', 'simhash_dedup_keyed(NULL::bigint, %L, %s, 0.5, ''center'', 3, ''auto'')')) f(name, call);
+CREATE TABLE answers (label text, form text, ord bigint, answer text);
+CREATE FUNCTION record_answers(label text, pattern text DEFAULT '%') RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  f record;
+BEGIN
+  FOR f IN SELECT * FROM verify_parallel.forms WHERE form LIKE pattern ORDER BY form LOOP
+    EXECUTE format('INSERT INTO verify_parallel.answers SELECT %L, %L, t.ordinality, (to_jsonb(t) - ''ordinality'')::text '
+                   'FROM %s WITH ORDINALITY AS t', label, f.form, f.call);
+  END LOOP;
+END $$;
+-- what an error or a cancel may have left: parallel workers of this
+-- backend, temporary files
+CREATE FUNCTION leftovers(OUT workers bigint, OUT temporary_files bigint) LANGUAGE sql AS $$
+  SELECT (SELECT count(*) FROM pg_stat_activity WHERE leader_pid = pg_backend_pid()),
+         (SELECT count(*) FROM pg_ls_dir('base/pgsql_tmp', true, false)) $$;
+
+-- serial
+SET work_mem = '4MB';
+SET simhash.verify_workers = 0;
+SELECT record_answers('serial');
+-- two workers that tokenize every text (the leader only reads); they say so
+SET simhash.verify_workers = 2;
+SET parallel_leader_participation = off;
+SET client_min_messages = debug1;
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1, body FROM verify_parallel.vp', 80, 0.5, 3, 'auto');
+RESET client_min_messages;
+SELECT record_answers('workers');
+-- the leader tokenizes too when the workers' queues are full (the 256-bit
+-- forms)
+SET parallel_leader_participation = on;
+SELECT record_answers('workers and leader', '256 %');
+-- the sets in a temporary file (work_mem of 64 kB): the same rows; the
+-- pairs engine's order depends on work_mem, so compared as sets
+SET work_mem = '64kB';
+SELECT record_answers('spilled', '256 %');
+RESET work_mem;
+
+SELECT count(DISTINCT form) AS forms, count(*) AS rows FROM answers WHERE label = 'serial';
+-- row for row, in the same order
+SELECT a.label, count(*) AS rows,
+       count(*) FILTER (WHERE s.answer IS DISTINCT FROM a.answer) AS mismatches
+FROM answers a LEFT JOIN answers s ON s.label = 'serial' AND (s.form, s.ord) = (a.form, a.ord)
+WHERE a.label IN ('workers', 'workers and leader') GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS unmatched FROM (
+  (SELECT form, answer FROM answers WHERE label = 'spilled' EXCEPT ALL SELECT form, answer FROM answers WHERE label = 'serial')
+  UNION ALL
+  (SELECT form, answer FROM answers WHERE label = 'serial' AND form LIKE '256 %'
+   EXCEPT ALL SELECT form, answer FROM answers WHERE label = 'spilled')) x;
+-- the verified pairs are the candidates whose shingle_similarity is at least 0.5
+SELECT (SELECT count(*) FROM answers WHERE label = 'workers' AND form = '256 pairs') AS verified,
+       (SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1 FROM verify_parallel.vp', 80) p
+          JOIN vp a ON a.id = p.id_a JOIN vp b ON b.id = p.id_b
+         WHERE shingle_similarity(a.body, b.body, 3, 'auto') >= 0.5) AS brute;
+
+-- a query that calls a PARALLEL UNSAFE function is read without workers
+-- (in parallel mode it could fail)
+CREATE FUNCTION unsafe_body(t text) RETURNS text LANGUAGE sql VOLATILE PARALLEL UNSAFE AS 'SELECT t';
+SET client_min_messages = debug1;
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1, verify_parallel.unsafe_body(body) FROM verify_parallel.vp', 80, 0.5, 3, 'auto');
+RESET client_min_messages;
+
+-- simhash_mark_duplicates: the fingerprints with parallel query, the texts
+-- with workers; the marks of a serial run
+CREATE TABLE marks (id bigint PRIMARY KEY, body text, dup bigint);
+INSERT INTO marks SELECT id, body FROM vp;
+SET max_parallel_workers_per_gather = 0;
+SET simhash.verify_workers = 0;
+SELECT simhash_mark_duplicates('marks', 'body', 'dup') AS serial_marked;
+CREATE TABLE serial_marks AS SELECT id, dup FROM marks;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET simhash.verify_workers = 2;
+SELECT simhash_mark_duplicates('marks', 'body', 'dup', 0.5) IS NOT NULL AS other_marks;
+SELECT simhash_mark_duplicates('marks', 'body', 'dup') AS parallel_marked;
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.dup IS DISTINCT FROM m.dup) AS mismatches
+FROM marks m JOIN serial_marks s USING (id);
+
+-- an error in a worker reaches the caller with its SQLSTATE: the rank,
+-- computed with the fingerprints, divides by zero in any process but this
+-- one (the workers scan alone)
+CREATE FUNCTION leader_only(id bigint) RETURNS bigint LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$ BEGIN RETURN id / (pg_backend_pid() = current_setting('verify_parallel.leader')::int)::int; END $$;
+SELECT set_config('verify_parallel.leader', pg_backend_pid()::text, false) IS NOT NULL AS leader_set;
+SET parallel_leader_participation = off;
+\set VERBOSITY sqlstate
+SELECT simhash_mark_duplicates('marks', 'body', 'dup', 0.8, 'verify_parallel.leader_only(id)');
+\set VERBOSITY default
+SELECT * FROM leftovers();
+-- and a worker of the verification: a text whose shingle set outgrows
+-- maintenance_work_mem, in a candidate pair (an exact copy)
+CREATE TABLE big (id bigint PRIMARY KEY, body text, h0 simhash128, h1 simhash128);
+INSERT INTO big (id, body) SELECT i, (SELECT string_agg(md5(j::text), ' ') FROM generate_series(1, 40000) j) FROM generate_series(1, 2) i;
+UPDATE big SET h0 = shingle_simhash128(body, 3, 'words', 0), h1 = shingle_simhash128(body, 3, 'words', 1);
+SET maintenance_work_mem = '1MB';
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1, body FROM verify_parallel.big', 10, 0.8, 3, 'words');
+\set VERBOSITY default
+SELECT * FROM leftovers();
+-- the same error serially
+SET simhash.verify_workers = 0;
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1, body FROM verify_parallel.big', 10, 0.8, 3, 'words');
+\set VERBOSITY default
+RESET maintenance_work_mem;
+RESET parallel_leader_participation;
+
+-- a statement timeout cancels the verification (the query sleeps half a
+-- millisecond or more a row, and is read twice: for the candidates, then for
+-- the texts while the workers run): no worker and no file left either
+SET simhash.verify_workers = 2;
+SET statement_timeout = '1600ms';
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1, (SELECT body FROM pg_sleep(0.0005 * (id > 0)::int)) FROM verify_parallel.vp',
+                                   80, 0.5, 3, 'auto');
+\set VERBOSITY default
+RESET statement_timeout;
+SELECT * FROM leftovers();
+
+SET client_min_messages = warning;
+DROP SCHEMA verify_parallel CASCADE;
+RESET client_min_messages;
