@@ -1408,7 +1408,7 @@ COMMENT ON FUNCTION simhash_similarity_radius(float8) IS
 
 CREATE FUNCTION simhash_near(a text, b text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'simhash_text_near'
-	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+	LANGUAGE C STABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION simhash_near(text, text) IS
 	'the ~= operator: are the texts near-duplicates at simhash.similarity_threshold (default 0.8)?';
 CREATE OPERATOR ~= (LEFTARG = text, RIGHTARG = text, FUNCTION = simhash_near,
@@ -1423,7 +1423,7 @@ COMMENT ON FUNCTION simhash_similar_support(internal) IS
 	'planner support of simhash_similar(text, text, float8): its index condition and selectivity';
 CREATE FUNCTION simhash_similar(a text, b text, min_similarity float8) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'simhash_text_similar'
-	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000
 	SUPPORT simhash_similar_support;
 COMMENT ON FUNCTION simhash_similar(text, text, float8) IS
 	'are the texts near-duplicates at min_similarity (0.5 .. 1; 0.8 is the usual)? as text ~= text, with its threshold as an argument (indexable by a hamming index on either text); the threshold is required, so that simhash_similar of two literals stays the one of fingerprints';
@@ -1463,7 +1463,7 @@ COMMENT ON FUNCTION simhash_doc_threshold(simhash_doc) IS 'the threshold of a si
 
 CREATE FUNCTION simhash_near(a text, b simhash_doc) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'simhash_text_near_doc'
-	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION simhash_near(text, simhash_doc) IS
 	'the ~= operator: is the text a near-duplicate of the doc''s text at the doc''s threshold?';
 CREATE OPERATOR ~= (LEFTARG = text, RIGHTARG = simhash_doc, FUNCTION = simhash_near,
@@ -1473,7 +1473,7 @@ COMMENT ON OPERATOR ~= (text, simhash_doc) IS
 
 CREATE FUNCTION simhash_near(a simhash_doc, b simhash_doc) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'simhash_doc_near'
-	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION simhash_near(simhash_doc, simhash_doc) IS
 	'the ~= operator: are the docs'' texts near-duplicates at the higher of their thresholds?';
 CREATE OPERATOR ~= (LEFTARG = simhash_doc, RIGHTARG = simhash_doc, FUNCTION = simhash_near,

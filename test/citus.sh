@@ -154,33 +154,33 @@ echo "== the text index and ~= on the shards"
 # shard's index answers body ~= q and simhash_similar(body, q, t), in one
 # round trip to every shard, as a sequential scan of the same rows does
 q >/dev/null <<'SQL'
-CREATE TABLE texts_loc (id bigint PRIMARY KEY, body text);
-INSERT INTO texts_loc SELECT g, 'notice ' || g % 97 || ' of the harbour office on ferries, tides and the weather of week ' || g % 97
+CREATE TABLE near_loc (id bigint PRIMARY KEY, body text);
+INSERT INTO near_loc SELECT g, 'notice ' || g % 97 || ' of the harbour office on ferries, tides and the weather of week ' || g % 97
 	|| CASE WHEN g % 3 = 0 THEN ' with a note ' || g ELSE '' END FROM generate_series(1, 3000) g;
-INSERT INTO texts_loc VALUES (5001, ''), (5002, NULL), (5003, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨'),
+INSERT INTO near_loc VALUES (5001, ''), (5002, NULL), (5003, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨'),
 	(5004, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨 欢迎订阅');
 SET citus.shard_count = 32;
-CREATE TABLE texts_dist (LIKE texts_loc INCLUDING ALL);
-SELECT create_distributed_table('texts_dist', 'id');
-INSERT INTO texts_dist SELECT * FROM texts_loc WHERE id % 4 <> 1;
-CREATE INDEX texts_dist_body ON texts_dist USING hamming (body);
-INSERT INTO texts_dist SELECT * FROM texts_loc WHERE id % 4 = 1;
-ANALYZE texts_dist;
+CREATE TABLE near_dist (LIKE near_loc INCLUDING ALL);
+SELECT create_distributed_table('near_dist', 'id');
+INSERT INTO near_dist SELECT * FROM near_loc WHERE id % 4 <> 1;
+CREATE INDEX near_dist_body ON near_dist USING hamming (body);
+INSERT INTO near_dist SELECT * FROM near_loc WHERE id % 4 = 1;
+ANALYZE near_dist;
 SQL
 expect "text index on every shard" \
-	"SELECT count(*) FROM run_command_on_shards('texts_dist', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexdef LIKE '%%USING hamming (body)%%'\$\$) WHERE result = '1'" "32"
+	"SELECT count(*) FROM run_command_on_shards('near_dist', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexdef LIKE '%%USING hamming (body)%%'\$\$) WHERE result = '1'" "32"
 text_probe='notice 5 of the harbour office on ferries, tides and the weather of week 5'
-plan=$(q -c "SET citus.explain_all_tasks = on" -c "SET enable_seqscan = off" -c "EXPLAIN (COSTS OFF) SELECT id FROM texts_dist WHERE body ~= '$text_probe'" 2>&1 || true)
-used=$(grep -cE "Index Scan (using|on) texts_dist_body" <<<"$plan" || true)
-if [ "$used" = 32 ]; then pass "every shard's plan scans its text index"; else fail "every shard's plan scans its text index" "$used of 32: $(head -c 300 <<<"$plan")"; fi
+plan=$(q -c "SET citus.explain_all_tasks = on" -c "SET enable_seqscan = off" -c "EXPLAIN (COSTS OFF) SELECT id FROM near_dist WHERE body ~= '$text_probe'" 2>&1 || true)
+used=$(grep -cE "Index Scan (using|on) near_dist_body" <<<"$plan" || true)
+if [ "$used" = 32 ]; then pass "every shard's plan scans its text index"; else fail "every shard's plan scans its text index" "$used of 32: $(grep -A6 -m1 'Task$' <<<"$plan" | tr '\n' ' ' | head -c 400)"; fi
 same "text index on the shards: body ~= q" \
-	"SELECT id FROM texts_dist WHERE body ~= '$text_probe'" "SELECT id FROM texts_loc WHERE body ~= '$text_probe'"
+	"SELECT id FROM near_dist WHERE body ~= '$text_probe'" "SELECT id FROM near_loc WHERE body ~= '$text_probe'"
 same "text index on the shards: simhash_similar(body, q, 0.7), Chinese" \
-	"SELECT id FROM texts_dist WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)" \
-	"SELECT id FROM texts_loc WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)"
+	"SELECT id FROM near_dist WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)" \
+	"SELECT id FROM near_loc WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)"
 same "text index on the shards: every 50th text as a query, joined" \
-	"SELECT q.id, t.id FROM texts_loc q JOIN texts_dist t ON t.body ~= q.body WHERE q.id % 50 = 0" \
-	"SELECT q.id, t.id FROM texts_loc q JOIN texts_loc t ON t.body ~= q.body WHERE q.id % 50 = 0"
+	"SELECT q.id, t.id FROM near_loc q JOIN near_dist t ON t.body ~= q.body WHERE q.id % 50 = 0" \
+	"SELECT q.id, t.id FROM near_loc q JOIN near_loc t ON t.body ~= q.body WHERE q.id % 50 = 0"
 
 echo "== the % operator after a plain SET"
 # the first query of a session, before anything loaded the library: the
