@@ -37,7 +37,7 @@ _PG_init(void)
 							 &simhash_similarity_threshold,
 							 0.8, 0.5, 1.0,
 							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
+							 NULL, simhash_similarity_threshold_assign, NULL);
 	DefineCustomRealVariable("simhash.pairs_recall",
 							 "Least share of the pairs at the largest distance that simhash_pairs, simhash_clusters and simhash_dedup find.",
 							 "1 (the default) compares every pair within the distance (exact tables); "

@@ -241,7 +241,7 @@ PG_FUNCTION_INFO_V1(simhash_text_near);
 Datum
 simhash_text_near(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(near_text_args(fcinfo, simhash_similarity_threshold));
+	PG_RETURN_BOOL(near_text_args(fcinfo, simhash_text_threshold()));
 }
 
 /* simhash_similar(text, text, min_similarity) */

@@ -41,9 +41,12 @@ extern int	simhash_tail_cache_kb;
  */
 extern int	simhash_vacuum_test_lock;
 
-/* the % operator (similar_hook.c): its threshold is fixed when a query is planned */
+/* the % operator and ~= of texts (similar_hook.c): their thresholds are fixed when a query is planned */
 extern void simhash_similar_init(void);
 extern void simhash_max_distance_assign(int newval, void *extra);
 extern int	simhash_similar_threshold(void);
+/* the same for ~= of two texts and simhash.similarity_threshold */
+extern void simhash_similarity_threshold_assign(double newval, void *extra);
+extern double simhash_text_threshold(void);
 
 #endif							/* SIMHASH_SETTINGS_H */
