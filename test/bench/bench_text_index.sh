@@ -26,13 +26,20 @@
 #    table, and 100 documents of the batch that are not copies.  The answers
 #    of the three indexed forms are compared, and with the sequential scan's.
 # 2. CREATE INDEX time (max_parallel_maintenance_workers = 0) and size.
-# 3. The batch inserted into docs without an index, with the text index, and
-#    into a table of the same rows under the gate (ON CONFLICT DO NOTHING),
-#    each in a transaction rolled back; the gate's cost per row broken down:
-#    the fingerprint (shingle_simhash256 over the batch), the index scan
-#    (EXPLAIN ANALYZE of a bitmap scan for TEXT_PROBES = 300 rows of the
-#    batch: its Bitmap Index Scan, its candidates), and the verification
-#    (shingle_similarity of 10,000 pairs).
+# 3. The batch inserted into docs without an index and with the text index,
+#    in a transaction rolled back.  The gate: a table of the first
+#    TEXT_GATE_ROWS (default 100,000) rows filled under it row by row, then
+#    the first TEXT_GATE_BATCH (default 10,000) rows of the batch inserted
+#    into it (ON CONFLICT DO NOTHING; then a plain INSERT of the rows it let
+#    in), beside the same rows without an index and with the text index,
+#    and one lookup in a table of that size.  The gate's cost per row broken
+#    down: the fingerprint (shingle_simhash256 over the batch), the index
+#    scans (EXPLAIN ANALYZE of a bitmap and a plain scan for TEXT_PROBES =
+#    300 rows of the batch, of the gate's index and of the text index on
+#    the N rows: the Bitmap Index Scan, the recheck, the candidates), and the
+#    verification (shingle_similarity and ~= of 10,000 pairs).  The gate's
+#    check costs about one lookup a row, so that TEXT_GATE_ROWS=1000000
+#    TEXT_GATE_BATCH=100000 (the target's sizes) takes hours on 2 cores.
 # 4. bench_text_index.py quality: simhash_similar(b.body, a.body, 0.8) for
 #    every document of each set of the public corpus, precision and recall.
 #
@@ -49,6 +56,8 @@ n=${1:-1000000}
 batch=${TEXT_BATCH:-100000}
 seq_queries=${TEXT_SEQ_QUERIES:-6}
 probes=${TEXT_PROBES:-300}
+gate_rows=${TEXT_GATE_ROWS:-100000}
+gate_batch=${TEXT_GATE_BATCH:-10000}
 out=test/out/bench_text_index.md
 
 source test/cluster.sh
@@ -129,8 +138,6 @@ SELECT timed('create index', 'CREATE INDEX docs_body ON docs USING hamming (body
 INSERT INTO res VALUES ('index bytes', pg_relation_size('docs_body'));
 SELECT hamming_index_check('docs_body');
 VACUUM ANALYZE docs;
-SELECT insert_batch('docs', 'text index');
-VACUUM docs;
 
 -- the recipe of four half indexes: the 256 bits as two simhash128 columns
 SELECT timed('half fingerprints', $$CREATE UNLOGGED TABLE docs_half AS
@@ -194,7 +201,8 @@ BEGIN
 		END LOOP;
 	END LOOP;
 END $$;
--- the operator by a sequential scan, the first queries of each kind
+-- the operator by a sequential scan, the first queries of each kind (planned
+-- here: lookup() keeps the plan it made with the index)
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE body ~= 'a query';
@@ -204,10 +212,16 @@ BEGIN
 	FOR rec IN SELECT * FROM queries WHERE j <= current_setting('bench.seq')::int / 2
 			OR j > 200 AND j <= 200 + current_setting('bench.seq')::int / 2 ORDER BY j LOOP
 		t0 := clock_timestamp();
-		v := lookup('operator', rec.body);
+		EXECUTE 'SELECT coalesce(array_agg(id ORDER BY id), ''{}'') FROM docs WHERE body ~= $1' INTO v USING rec.body;
 		INSERT INTO timing VALUES ('sequential scan', rec.j, rec.kind, extract(epoch FROM clock_timestamp() - t0) * 1000, v);
 	END LOOP;
 END $$;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+-- the batch into the table with the text index (after the lookups: the
+-- entries of the rows rolled back stay in the index until a merge)
+SELECT insert_batch('docs', 'text index');
+VACUUM docs;
 EOF
 for idx in docs_body docs_body 'docs_high0\|docs_low0\|docs_high1\|docs_low1'; do
 	grep -q "Index Scan .*\($idx\)" "$work/plans.txt" \
@@ -216,28 +230,60 @@ done
 [ "$(grep -c 'Index Scan' "$work/plans.txt")" -ge 6 ] || { cat "$work/plans.txt"; echo "bench_text_index.sh: a lookup is not planned with its index" >&2; exit 1; }
 grep -q 'Seq Scan on docs' "$work/plans.txt" || { cat "$work/plans.txt"; echo "bench_text_index.sh: no sequential scan" >&2; exit 1; }
 
-# the gate: a table of the same rows filled under it, then the batch
-psql -X -q -v ON_ERROR_STOP=1 -v probes="$probes" <<'EOF'
+# the gate: a table of the first TEXT_GATE_ROWS rows filled under it, then
+# TEXT_GATE_BATCH rows of the batch, beside the same rows without an index
+# and with the text index; lookups in that table; the probes of the gate's
+# index and of the text index on all N rows, as a bitmap and a plain scan
+psql -X -q -v ON_ERROR_STOP=1 -v probes="$probes" -v g="$gate_rows" -v gb="$gate_batch" <<'EOF'
 SET bench.probes = :probes;
-CREATE UNLOGGED TABLE docs_gate (id bigint, body text, EXCLUDE USING hamming (simhash_doc(body, 0.8) WITH ~=));
-SELECT timed('gate fill', 'INSERT INTO docs_gate SELECT id, body FROM docs ORDER BY id ON CONFLICT DO NOTHING');
-INSERT INTO res SELECT 'gate rows', count(*) FROM docs_gate;
-VACUUM ANALYZE docs_gate;
-SELECT insert_batch('docs_gate', 'gate');
+CREATE UNLOGGED TABLE g_plain AS SELECT id, body FROM docs ORDER BY id LIMIT :g;
+CREATE UNLOGGED TABLE g_batch AS SELECT id, body FROM batch ORDER BY id LIMIT :gb;
+INSERT INTO res SELECT 'g rows', count(*) FROM g_plain;
+INSERT INTO res SELECT 'g batch rows', count(*) FROM g_batch;
+INSERT INTO res SELECT 'g batch copies', count(*) FROM g_batch b WHERE EXISTS (SELECT FROM truth t WHERE t.b = b.id);
+CREATE UNLOGGED TABLE g_gate (id bigint, body text, EXCLUDE USING hamming (simhash_doc(body, 0.8) WITH ~=));
+SELECT timed('gate fill', 'INSERT INTO g_gate SELECT id, body FROM g_plain ORDER BY id ON CONFLICT DO NOTHING');
+INSERT INTO res SELECT 'gate rows', count(*) FROM g_gate;
+VACUUM ANALYZE g_plain, g_gate, g_batch;
+SELECT insert_batch('g_plain', 'g no index', 'ON CONFLICT DO NOTHING', 'SELECT id, body FROM g_batch');
+VACUUM g_plain;
+SELECT insert_batch('g_gate', 'g gate', 'ON CONFLICT DO NOTHING', 'SELECT id, body FROM g_batch');
+VACUUM g_gate;
 -- a plain INSERT (one check a row, where ON CONFLICT checks before and after) of the rows the gate let in
-SELECT insert_batch('docs_gate', 'gate plain', '', $$SELECT id, body FROM batch WHERE id IN (SELECT id FROM batch_ok WHERE label = 'gate')$$);
-VACUUM docs_gate;
-INSERT INTO res SELECT 'gate index bytes', pg_relation_size(indexrelid) FROM pg_index WHERE indrelid = 'docs_gate'::regclass;
+SELECT insert_batch('g_gate', 'g gate plain', '', $$SELECT id, body FROM g_batch WHERE id IN (SELECT id FROM batch_ok WHERE label = 'g gate')$$);
+VACUUM g_gate;
+INSERT INTO res SELECT 'gate index bytes', pg_relation_size(indexrelid) FROM pg_index WHERE indrelid = 'g_gate'::regclass;
+CREATE INDEX g_body ON g_plain USING hamming (body);
+VACUUM ANALYZE g_plain;
+SELECT insert_batch('g_plain', 'g text index', 'ON CONFLICT DO NOTHING', 'SELECT id, body FROM g_batch');
+VACUUM g_plain;
+REINDEX INDEX g_body;
+-- one lookup in the table of the gate's size: the function form by its text index
+CREATE TABLE g_timing (j bigint, ms float8);
+DO $$
+DECLARE rec record; t0 timestamptz; pass int; v bigint[];
+BEGIN
+	FOR pass IN 1..2 LOOP
+		FOR rec IN SELECT * FROM queries ORDER BY j LOOP
+			t0 := clock_timestamp();
+			SELECT array_agg(id) INTO v FROM g_plain WHERE simhash_similar(body, rec.body, 0.8);
+			IF pass = 2 THEN
+				INSERT INTO g_timing VALUES (rec.j, extract(epoch FROM clock_timestamp() - t0) * 1000);
+			END IF;
+		END LOOP;
+	END LOOP;
+END $$;
+INSERT INTO res SELECT 'g lookup median ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM g_timing;
 -- the cost per row broken down: the fingerprint of each row of the batch
 SELECT timed('batch detoast', 'SELECT sum(length(body)) FROM batch');
 SELECT timed('batch fingerprint', $$SELECT count(shingle_simhash256(body, 3, 'auto')) FROM batch$$);
--- the index scan: a bitmap scan of the gate's table for rows of the batch
--- (the Bitmap Index Scan computes the key's fingerprint and probes the
--- four quarters; the Bitmap Heap Scan reads and verifies the candidates)
-CREATE TABLE probe (id bigint, index_ms float8, total_ms float8, candidates float8, found float8, plain_ms float8);
-DO $$
-DECLARE rec record; p json; ix json; q text := 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM docs_gate '
-	'WHERE simhash_doc(body, 0.8) ~= simhash_doc($1, 0.8)';
+-- the probes: EXPLAIN ANALYZE of a bitmap scan (its Bitmap Index Scan
+-- computes the key's fingerprint and probes the four quarters; the Bitmap
+-- Heap Scan reads and rechecks the candidates) and of a plain index scan
+-- (the way the gate's check reads the index) for rows of the batch
+CREATE TABLE probe (tab text, id bigint, index_ms float8, total_ms float8, candidates float8, found float8, plain_ms float8);
+CREATE FUNCTION probe_rows(tab text, cond text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE rec record; p json; ix json; q text := format('EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM %I WHERE %s', tab, cond);
 BEGIN
 	FOR rec IN SELECT id, body FROM batch ORDER BY md5(id::text) LIMIT current_setting('bench.probes')::int LOOP
 		SET LOCAL enable_indexscan = off;
@@ -248,10 +294,9 @@ BEGIN
 			RAISE EXCEPTION 'the probe is not a bitmap scan: %', p;
 		END IF;
 		ix := p -> 'Plans' -> 0;
-		INSERT INTO probe VALUES (rec.id, (ix ->> 'Actual Total Time')::float8, (p ->> 'Actual Total Time')::float8,
+		INSERT INTO probe VALUES (tab, rec.id, (ix ->> 'Actual Total Time')::float8, (p ->> 'Actual Total Time')::float8,
 			(p ->> 'Actual Rows')::float8 + coalesce((p ->> 'Rows Removed by Index Recheck')::float8, 0),
 			(p ->> 'Actual Rows')::float8);
-		-- the same as a plain index scan (as the constraint's check reads the index)
 		SET LOCAL enable_indexscan = on;
 		SET LOCAL enable_bitmapscan = off;
 		EXECUTE q INTO p USING rec.body;
@@ -259,14 +304,15 @@ BEGIN
 		IF p ->> 'Node Type' <> 'Index Scan' THEN
 			RAISE EXCEPTION 'the probe is not an index scan: %', p;
 		END IF;
-		UPDATE probe SET plain_ms = (p ->> 'Actual Total Time')::float8 WHERE probe.id = rec.id;
+		UPDATE probe SET plain_ms = (p ->> 'Actual Total Time')::float8 WHERE probe.id = rec.id AND probe.tab = probe_rows.tab;
 	END LOOP;
 END $$;
-INSERT INTO res SELECT 'probe index ms', avg(index_ms) FROM probe;
-INSERT INTO res SELECT 'probe total ms', avg(total_ms) FROM probe;
-INSERT INTO res SELECT 'probe plain ms', avg(plain_ms) FROM probe;
-INSERT INTO res SELECT 'probe candidates', avg(candidates) FROM probe;
-INSERT INTO res SELECT 'probe found', avg(found) FROM probe;
+SELECT probe_rows('docs', 'body ~= $1');
+SELECT probe_rows('g_gate', 'simhash_doc(body, 0.8) ~= simhash_doc($1, 0.8)');
+INSERT INTO res SELECT 'probe index ms ' || tab, avg(index_ms) FROM probe GROUP BY tab;
+INSERT INTO res SELECT 'probe total ms ' || tab, avg(total_ms) FROM probe GROUP BY tab;
+INSERT INTO res SELECT 'probe plain ms ' || tab, avg(plain_ms) FROM probe GROUP BY tab;
+INSERT INTO res SELECT 'probe candidates ' || tab, avg(candidates) FROM probe GROUP BY tab;
 -- the verification: shingle_similarity of 10,000 pairs (a row of the batch, a row of the table)
 CREATE TEMP TABLE pairs AS SELECT b.body AS a, d.body AS b FROM (SELECT row_number() OVER (ORDER BY id) AS r, body FROM batch) b
 	JOIN (SELECT row_number() OVER (ORDER BY id) AS r, body FROM docs) d USING (r) WHERE r <= 10000;
