@@ -38,6 +38,19 @@ EXPLAIN (COSTS OFF) SELECT id FROM tdocs WHERE body ~= 'a query text';
 EXPLAIN (COSTS OFF) SELECT id FROM tdocs WHERE simhash_similar(body, 'a query text', 0.9);
 EXPLAIN (COSTS OFF) SELECT id FROM tdocs WHERE simhash_similar('a query text', body, 0.8);
 
+-- the setting's threshold is written into the query when it is planned,
+-- and a change of the setting plans a prepared statement again
+SET simhash.similarity_threshold = 0.9;
+EXPLAIN (COSTS OFF) SELECT id FROM tdocs WHERE body ~= 'a query text';
+PREPARE near_of(bigint) AS SELECT count(*) FROM tdocs t, tdocs q WHERE q.id = $1 AND t.body ~= q.body;
+SELECT count(*) AS near_at_09 FROM tdocs t, tdocs q WHERE q.id = 1 AND t.body ~= q.body;
+EXECUTE near_of(1);
+SET simhash.similarity_threshold = 0.5;
+SELECT count(*) AS near_at_05 FROM tdocs t, tdocs q WHERE q.id = 1 AND t.body ~= q.body;
+EXECUTE near_of(1);
+DEALLOCATE near_of;
+RESET simhash.similarity_threshold;
+
 -- every sixth text of the sample as a query, and two without shingles: the
 -- operator (at the setting) and the function (at the same threshold)
 -- through the index equal a sequential scan and the definition computed
