@@ -9,7 +9,7 @@
  */
 #include "settings.h"
 #include "hamming.h"
-#include "verify.h"
+#include "verify_parallel.h"
 
 #include "postmaster/bgworker_internals.h"
 #include "utils/guc.h"

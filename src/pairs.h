@@ -279,7 +279,6 @@ extern void pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fna
 						bool with_body);
 extern void pairs_end(PairsState *st);
 extern void pairs_enumerate(PairsState *st, PairsCallback emit, void *arg);
-extern void pairs_put_pair(int64 id_a, int64 id_b, int distance, void *arg);
 extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);
 extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
 extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);

@@ -19,6 +19,7 @@
  * their order are the same.
  */
 #include "verify.h"
+#include "verify_parallel.h"
 
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"

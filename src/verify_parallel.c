@@ -32,7 +32,7 @@
  * workers; a worker that exits without answering for every text it was sent
  * is an error, never a missing set.
  */
-#include "verify.h"
+#include "verify_parallel.h"
 
 #include "access/parallel.h"
 #include "access/xact.h"

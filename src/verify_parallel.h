@@ -1,0 +1,26 @@
+/*
+ * verify_parallel.h
+ *	  Parallel workers of the verification (verify_parallel.c) that tokenize
+ *	  the bodies into sorted shingle sets while the leader reads them.
+ */
+#ifndef SIMHASH_VERIFY_PARALLEL_H
+#define SIMHASH_VERIFY_PARALLEL_H
+
+#include "shingle.h"
+
+/* each set goes to store(id, set, count, arg) in the leader */
+typedef struct VerifyWorkers VerifyWorkers;
+typedef void (*VerifyStoreFn) (int64 id, const void *set, Size count, void *arg);
+
+/* simhash.verify_workers: -1 as many as max_parallel_workers_per_gather for enough texts */
+extern int	simhash_verify_workers;
+
+/* NULL when no worker is to run (or none could be started) */
+extern VerifyWorkers *verify_workers_begin(const Shingling *sh, int64 ntexts,
+										   VerifyStoreFn store, void *arg);
+/* false: the caller tokenizes this text itself */
+extern bool verify_workers_send(VerifyWorkers *w, int64 id, const char *data, Size len);
+/* waits for the last sets, stops the workers */
+extern void verify_workers_end(VerifyWorkers *w);
+
+#endif							/* SIMHASH_VERIFY_PARALLEL_H */
