@@ -18,6 +18,9 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"				/* VARSIZE and friends left postgres.h in 16 */
+#endif
 
 /* the 256-bit fingerprint as four 64-bit quarters: part 0 hi, lo, part 1 hi, lo */
 #define NEARDUP_QUARTERS	4
