@@ -49,4 +49,15 @@ SELECT array_agg(id) AS nearest FROM (SELECT id FROM vec ORDER BY v <-> '[1,0,0]
 RESET enable_seqscan;
 SELECT '0000000000000000'::simhash <~> '0000000000000003'::simhash AS simhash_distance,
        B'101' <~> B'111' AS bit_distance;
+-- pgvector has a hamming_distance(bit, bit) too: name the type of literals
+SELECT hamming_distance('0000000000000000'::simhash, '0000000000000007'::simhash) AS typed_literals;
 \endif
+
+-- the others leave the database as they came (later tests call
+-- hamming_distance with untyped literals)
+SET client_min_messages = warning;
+\if :have_vector
+DROP EXTENSION vector CASCADE;
+\endif
+DROP EXTENSION pg_trgm CASCADE;
+RESET client_min_messages;

@@ -1836,7 +1836,7 @@ BEGIN
 			'       THEN pg_catalog.cardinality(@extschema@.shingle_set(s.b, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
 			key_column, CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END,
 			body_column, tbl) INTO fingerprint_plan;
-		nrows := (fingerprint_plan OPERATOR(pg_catalog.->) 0 OPERATOR(pg_catalog.->) 'Plan' OPERATOR(pg_catalog.->>) 'Actual Rows')::pg_catalog.int8;
+		nrows := (fingerprint_plan OPERATOR(pg_catalog.->) 0 OPERATOR(pg_catalog.->) 'Plan' OPERATOR(pg_catalog.->>) 'Actual Rows')::pg_catalog.numeric::pg_catalog.int8;
 		ANALYZE pg_temp.simhash_mark_rows;
 		RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content in % s, % parallel workers', nrows,
 			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1),
