@@ -122,6 +122,17 @@ agree "prepared, k as a parameter, 8 executions" \
 		$(for r in 1 2 3 4 5 6 7 8; do echo "EXECUTE near('$probe', 8);"; done)" | sort -u)" \
 	"$(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 8")"
 
+# on_every_shard TABLE INDEX QUERY: the hamming index INDEX of TABLE is on
+# each of its 32 shards, and each shard's plan of QUERY scans it
+on_every_shard() {
+	local plan used
+	expect "$2 on every shard" \
+		"SELECT count(*) FROM run_command_on_shards('$1', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexname LIKE '$2%%' AND indexdef LIKE '%%USING hamming%%'\$\$) WHERE result = '1'" "32"
+	plan=$(q -c "SET citus.explain_all_tasks = on" -c "EXPLAIN (COSTS OFF) $3" 2>&1 || true)
+	used=$(grep -cE "Index Scan (using|on) $2" <<<"$plan" || true)
+	if [ "$used" = 32 ]; then pass "every shard's plan scans $2: $3"; else fail "every shard's plan scans $2: $3" "$used of 32: $(grep -A6 -m1 'Task$' <<<"$plan" | tr '\n' ' ' | head -c 400)"; fi
+}
+
 echo "== a hamming index on the shards"
 # CREATE INDEX ... USING hamming on a distributed table builds one index per
 # shard (probe tables from the rows already there; later rows in the tail)
@@ -133,11 +144,7 @@ CREATE INDEX dist_h_fp ON dist_h USING hamming (fp);
 INSERT INTO dist_h SELECT * FROM loc WHERE id % 10 = 3;
 ANALYZE dist_h;
 SQL
-expect "hamming index on every shard" \
-	"SELECT count(*) FROM run_command_on_shards('dist_h', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexdef LIKE '%%USING hamming%%'\$\$) WHERE result = '1'" "32"
-plan=$(q -c "SET citus.explain_all_tasks = on" -c "EXPLAIN (COSTS OFF) SELECT id FROM dist_h WHERE fp <~> '$probe' <= 3" 2>&1 || true)
-used=$(grep -cE "Index Scan (using|on) dist_h_fp" <<<"$plan" || true)
-if [ "$used" = 32 ]; then pass "every shard's plan scans its hamming index (k = 3)"; else fail "every shard's plan scans its hamming index (k = 3)" "$used of 32: $(head -c 300 <<<"$plan")"; fi
+on_every_shard dist_h dist_h_fp "SELECT id FROM dist_h WHERE fp <~> '$probe' <= 3"
 for k in 0 3 9 16; do
 	same "hamming shards: fp <~> q <= $k, literal" \
 		"SELECT id FROM dist_h WHERE fp <~> '$probe' <= $k" "SELECT id FROM loc WHERE fp <~> '$probe' <= $k"
@@ -148,39 +155,6 @@ done
 agree "hamming shards: ORDER BY fp <~> q LIMIT 25, the distances in order" \
 	"$(q -c "SELECT string_agg(d::text, ',') FROM (SELECT fp <~> '$probe' AS d FROM dist_h ORDER BY fp <~> '$probe' LIMIT 25) s")" \
 	"$(q -c "SELECT string_agg(d::text, ',') FROM (SELECT fp <~> '$probe' AS d FROM loc ORDER BY 1 LIMIT 25) s")"
-
-echo "== the text index and ~= on the shards"
-# CREATE INDEX ... USING hamming (body) on a distributed table of texts: each
-# shard's index answers body ~= q and simhash_similar(body, q, t), in one
-# round trip to every shard, as a sequential scan of the same rows does
-q >/dev/null <<'SQL'
-CREATE TABLE near_loc (id bigint PRIMARY KEY, body text);
-INSERT INTO near_loc SELECT g, 'notice ' || g % 97 || ' of the harbour office on ferries, tides and the weather of week ' || g % 97
-	|| CASE WHEN g % 3 = 0 THEN ' with a note ' || g ELSE '' END FROM generate_series(1, 3000) g;
-INSERT INTO near_loc VALUES (5001, ''), (5002, NULL), (5003, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨'),
-	(5004, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨 欢迎订阅');
-SET citus.shard_count = 32;
-CREATE TABLE near_dist (LIKE near_loc INCLUDING ALL);
-SELECT create_distributed_table('near_dist', 'id');
-INSERT INTO near_dist SELECT * FROM near_loc WHERE id % 4 <> 1;
-CREATE INDEX near_dist_body ON near_dist USING hamming (body);
-INSERT INTO near_dist SELECT * FROM near_loc WHERE id % 4 = 1;
-ANALYZE near_dist;
-SQL
-expect "text index on every shard" \
-	"SELECT count(*) FROM run_command_on_shards('near_dist', \$\$SELECT count(*) FROM pg_indexes WHERE tablename = '%s' AND indexdef LIKE '%%USING hamming (body)%%'\$\$) WHERE result = '1'" "32"
-text_probe='notice 5 of the harbour office on ferries, tides and the weather of week 5'
-plan=$(q -c "SET citus.explain_all_tasks = on" -c "SET enable_seqscan = off" -c "EXPLAIN (COSTS OFF) SELECT id FROM near_dist WHERE body ~= '$text_probe'" 2>&1 || true)
-used=$(grep -cE "Index Scan (using|on) near_dist_body" <<<"$plan" || true)
-if [ "$used" = 32 ]; then pass "every shard's plan scans its text index"; else fail "every shard's plan scans its text index" "$used of 32: $(grep -A6 -m1 'Task$' <<<"$plan" | tr '\n' ' ' | head -c 400)"; fi
-same "text index on the shards: body ~= q" \
-	"SELECT id FROM near_dist WHERE body ~= '$text_probe'" "SELECT id FROM near_loc WHERE body ~= '$text_probe'"
-same "text index on the shards: simhash_similar(body, q, 0.7), Chinese" \
-	"SELECT id FROM near_dist WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)" \
-	"SELECT id FROM near_loc WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)"
-same "text index on the shards: every 50th text as a query, joined" \
-	"SELECT q.id, t.id FROM near_loc q JOIN near_dist t ON t.body ~= q.body WHERE q.id % 50 = 0" \
-	"SELECT q.id, t.id FROM near_loc q JOIN near_loc t ON t.body ~= q.body WHERE q.id % 50 = 0"
 
 echo "== the % operator after a plain SET"
 # the first query of a session, before anything loaded the library: the
@@ -220,6 +194,44 @@ agree "% in a prepared statement, the setting changed after 7 executions" \
 		$(for r in 1 2 3 4 5 6 7; do echo "EXECUTE sim('$probe');"; done)
 		SET simhash.max_distance = 8; EXECUTE sim('$probe');" | uniq | paste -sd ' ')" \
 	"$(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 0") $(q -c "SELECT count(*) FROM loc WHERE fp <~> '$probe' <= 8")"
+echo "== the text index and ~= on the shards"
+# CREATE INDEX ... USING hamming (body) on a distributed table of texts: each
+# shard's index answers body ~= q and simhash_similar(body, q, t), in one
+# round trip to every shard, as a sequential scan of the same rows does; with
+# simhash preloaded (above), ~= carries the session's threshold to the nodes
+q >/dev/null <<'SQL'
+CREATE TABLE near_loc (id bigint PRIMARY KEY, body text);
+INSERT INTO near_loc SELECT g, 'notice ' || g % 97 || ' of the harbour office on ferries, tides and the weather of week ' || g % 97
+	|| CASE WHEN g % 3 = 0 THEN ' with a note ' || g ELSE '' END FROM generate_series(1, 3000) g;
+INSERT INTO near_loc VALUES (5001, ''), (5002, NULL), (5003, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨'),
+	(5004, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨 欢迎订阅');
+SET citus.shard_count = 32;
+CREATE TABLE near_dist (LIKE near_loc INCLUDING ALL);
+SELECT create_distributed_table('near_dist', 'id');
+INSERT INTO near_dist SELECT * FROM near_loc WHERE id % 4 <> 1;
+CREATE INDEX near_dist_body ON near_dist USING hamming (body);
+INSERT INTO near_dist SELECT * FROM near_loc WHERE id % 4 = 1;
+ANALYZE near_dist;
+SQL
+text_probe='notice 5 of the harbour office on ferries, tides and the weather of week 5'
+on_every_shard near_dist near_dist_body "SELECT id FROM near_dist WHERE body ~= '$text_probe'"
+same "text index on the shards: body ~= q" \
+	"SELECT id FROM near_dist WHERE body ~= '$text_probe'" "SELECT id FROM near_loc WHERE body ~= '$text_probe'"
+same "text index on the shards: simhash_similar(body, q, 0.7), Chinese" \
+	"SELECT id FROM near_dist WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)" \
+	"SELECT id FROM near_loc WHERE simhash_similar(body, '港口办公室关于渡轮和潮汐的通知 第十二周 北部地区有小雨', 0.7)"
+# a word more than 21 of the texts: 0.94 similar to them, so ~= finds them at
+# the default 0.8 and not after SET simhash.similarity_threshold = 0.95, on
+# the nodes as on one server
+for t in 0.8 0.95; do
+	agree "text index on the shards: ~= at the session's setting $t (rows)" \
+		"$(q -c "SET simhash.similarity_threshold = $t" -c "SELECT count(*) FROM near_dist WHERE body ~= '$text_probe today'")" \
+		"$(q -c "SELECT count(*) FROM near_loc WHERE simhash_similar(body, '$text_probe today', $t)")"
+done
+same "text index on the shards: every 50th text as a query, joined" \
+	"SELECT q.id, t.id FROM near_loc q JOIN near_dist t ON t.body ~= q.body WHERE q.id % 50 = 0" \
+	"SELECT q.id, t.id FROM near_loc q JOIN near_loc t ON t.body ~= q.body WHERE q.id % 50 = 0"
+
 echo "== nearest first"
 same "ORDER BY fp <~> q LIMIT 10" \
 	"SELECT id, fp <~> '$probe' AS d FROM dist ORDER BY 2, 1 LIMIT 10" \
