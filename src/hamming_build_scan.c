@@ -34,17 +34,8 @@ hamming_row_fingerprints(Relation index, Datum value, bool isnull, uint64 *fps)
 		return 1;
 	}
 	CHECK_FOR_INTERRUPTS();
-	if (index->rd_opcintype[0] == TEXTOID)
-	{
-		v = PG_DETOAST_DATUM_PACKED(value);
-		has = shingle_text_quarters(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), fps);
-	}
-	else
-	{
-		v = PG_DETOAST_DATUM(value);
-		data = neardup_doc_data(v, &len);
-		has = shingle_text_quarters(data, len, fps);
-	}
+	data = neardup_key_text(value, index->rd_opcintype[0] != TEXTOID, &len, &v);
+	has = shingle_text_quarters(data, len, fps);
 	if ((Pointer) v != DatumGetPointer(value))
 		pfree(v);				/* a build calls this for every row in one context */
 	if (!has)

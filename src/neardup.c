@@ -17,7 +17,6 @@
 #include "neardup.h"
 #include "settings.h"
 #include "shingle.h"
-#include "simhash128.h"
 
 #include <math.h>
 
@@ -61,14 +60,8 @@ typedef struct TextShingles
 static void
 text_shingles(const char *data, int len, TextShingles *ts)
 {
-	Simhash128	parts[SHINGLE_PARTS_AT_ONCE];
-
 	ts->set = shingle_sorted_set(data, len, &shingle_text_shingling, &ts->count);
-	shingle_set_parts(ts->set, ts->count, 0, SHINGLE_PARTS_AT_ONCE, parts);
-	ts->fp[0] = parts[0].hi;
-	ts->fp[1] = parts[0].lo;
-	ts->fp[2] = parts[1].hi;
-	ts->fp[3] = parts[1].lo;
+	shingle_set_quarters(ts->set, ts->count, ts->fp);
 }
 
 static int
@@ -83,10 +76,8 @@ fingerprint_distance(const uint64 *a, const uint64 *b)
 }
 
 static bool
-shingles_near(const TextShingles *a, const TextShingles *b, double min_similarity)
+shingles_near(const TextShingles *a, const TextShingles *b, int radius, double min_similarity)
 {
-	int			radius = neardup_radius(min_similarity);
-
 	if (a->count == 0 || b->count == 0)
 		return false;			/* a text without shingles */
 	if (fingerprint_distance(a->fp, b->fp) > radius)
@@ -212,15 +203,15 @@ static bool
 near_texts(FunctionCallInfo fcinfo, const char *a, int alen, const char *b, int blen,
 		   double min_similarity)
 {
+	int			radius = neardup_radius(min_similarity);	/* checked before any work */
 	const TextShingles *right = right_shingles(fcinfo, b, blen);
 	TextShingles left;
 	bool		result;
 
-	(void) neardup_radius(min_similarity);	/* checked before any work */
 	if (right->count == 0)
 		return false;
 	text_shingles(a, alen, &left);
-	result = shingles_near(&left, right, min_similarity);
+	result = shingles_near(&left, right, radius, min_similarity);
 	pfree(left.set);
 	return result;
 }
@@ -302,20 +293,10 @@ neardup_query_radius(Datum arg, bool is_doc)
 bool
 neardup_query(Datum arg, bool is_doc, uint64 *quarters, int *radius)
 {
-	struct varlena *v = is_doc ? PG_DETOAST_DATUM(arg) : PG_DETOAST_DATUM_PACKED(arg);
-	const char *data;
 	int			len;
+	struct varlena *v;
+	const char *data = neardup_key_text(arg, is_doc, &len, &v);
 
-	if (is_doc)
-	{
-		data = neardup_doc_data(v, &len);
-		*radius = neardup_radius(neardup_doc_threshold(v));
-	}
-	else
-	{
-		data = VARDATA_ANY(v);
-		len = VARSIZE_ANY_EXHDR(v);
-		*radius = neardup_radius(simhash_similarity_threshold);
-	}
+	*radius = neardup_radius(is_doc ? neardup_doc_threshold(v) : simhash_similarity_threshold);
 	return shingle_text_quarters(data, len, quarters);
 }

@@ -57,6 +57,24 @@ neardup_doc_data(const struct varlena *doc, int *len)
 }
 
 /*
+ * The text of a key of a text operator class (a text, or a simhash_doc when
+ * is_doc), *len bytes; *detoasted is the value it lies in (the key itself,
+ * or a copy to pfree)
+ */
+static inline const char *
+neardup_key_text(Datum key, bool is_doc, int *len, struct varlena **detoasted)
+{
+	if (is_doc)
+	{
+		*detoasted = PG_DETOAST_DATUM(key);
+		return neardup_doc_data(*detoasted, len);
+	}
+	*detoasted = PG_DETOAST_DATUM_PACKED(key);
+	*len = VARSIZE_ANY_EXHDR(*detoasted);
+	return VARDATA_ANY(*detoasted);
+}
+
+/*
  * The query of a scan of a text operator class: the fingerprint of arg (a
  * text compared at simhash.similarity_threshold, or a simhash_doc at its
  * own threshold) and the radius of its threshold; false for a text without

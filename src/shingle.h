@@ -90,6 +90,7 @@ extern bool shingle_text_set(TextBytes *b, const Shingling *sh, ShingleSet *set,
 extern double shingle_jaccard(int64 inter, int64 size_a, int64 size_b);
 /* shingles of 3 units 'auto': those of the near-duplicate test and the text index */
 extern const Shingling shingle_text_shingling;
+extern void shingle_set_quarters(const int64 *set, Size count, uint64 *quarters);
 extern bool shingle_text_quarters(const char *data, int len, uint64 *quarters);
 
 #endif							/* SIMHASH_SHINGLE_H */

@@ -414,18 +414,26 @@ shingle_set_parts(const int64 *set, Size count, int first, int nparts, Simhash12
  */
 const Shingling shingle_text_shingling = {3, SIMHASH_FEATURE_UNITS, true};
 
-bool
-shingle_text_quarters(const char *data, int len, uint64 *quarters)
+/* the four quarters of a set's 256-bit fingerprint (parts 0 and 1) */
+void
+shingle_set_quarters(const int64 *set, Size count, uint64 *quarters)
 {
 	Simhash128	parts[SHINGLE_PARTS_AT_ONCE];
-	Size		count;
-	int64	   *set = shingle_distinct_set(data, len, &shingle_text_shingling, &count);
 
 	shingle_set_parts(set, count, 0, SHINGLE_PARTS_AT_ONCE, parts);
-	pfree(set);
 	quarters[0] = parts[0].hi;
 	quarters[1] = parts[0].lo;
 	quarters[2] = parts[1].hi;
 	quarters[3] = parts[1].lo;
+}
+
+bool
+shingle_text_quarters(const char *data, int len, uint64 *quarters)
+{
+	Size		count;
+	int64	   *set = shingle_distinct_set(data, len, &shingle_text_shingling, &count);
+
+	shingle_set_quarters(set, count, quarters);
+	pfree(set);
 	return count > 0;
 }
