@@ -40,8 +40,8 @@
 
 /*
  * The smallest radius among the scan's conditions, as far as the planner
- * knows; of an index of text, the radius in a quarter of the fingerprint
- * of the first condition (the one the scan probes for)
+ * knows; of an index of text, the largest radius in a quarter of the
+ * fingerprint of the first condition (the one the scan probes for)
  */
 static int
 planned_radius(PlannerInfo *root, IndexPath *path, bool text)
@@ -60,9 +60,12 @@ planned_radius(PlannerInfo *root, IndexPath *path, bool text)
 		bool		is_doc = IsA(op, OpExpr) &&
 			get_op_opfamily_strategy(op->opno, index->opfamily[0]) == SIMHASH_STRATEGY_IN_BALL;
 
-		if (arg != NULL && IsA(arg, Const) && !((Const *) arg)->constisnull)
-			return neardup_query_radius(((Const *) arg)->constvalue, is_doc) / NEARDUP_QUARTERS;
-		return neardup_radius(simhash_similarity_threshold) / NEARDUP_QUARTERS;
+		int			radii[NEARDUP_QUARTERS];
+
+		neardup_quarter_radii(arg != NULL && IsA(arg, Const) && !((Const *) arg)->constisnull ?
+							  neardup_query_radius(((Const *) arg)->constvalue, is_doc) :
+							  neardup_radius(simhash_similarity_threshold), radii);
+		return radii[NEARDUP_QUARTERS - 1];
 	}
 
 	foreach(lc, path->indexclauses)

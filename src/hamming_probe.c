@@ -86,17 +86,30 @@ release_pages(ProbeState *ps)
 	}
 }
 
-/* entry number of the first key of table j whose prefix is at least bucket */
-static uint32
-directory_entry(ProbeState *ps, int j, uint32 bucket)
+/*
+ * The entries of bucket b of table j, [*start, *end), from the directory:
+ * under one lock unless b is the last slot of its page
+ */
+static void
+directory_range(ProbeState *ps, int j, uint32 bucket, uint32 *start, uint32 *end)
 {
-	Page		page = locked_page(ps, &ps->directory[j],
-								   ps->tables->dir_start[j] + bucket / HAMMING_DIRECTORY_CAPACITY,
+	BlockNumber first = ps->tables->dir_start[j];
+	uint32		slot = bucket % HAMMING_DIRECTORY_CAPACITY;
+	Page		page = locked_page(ps, &ps->directory[j], first + bucket / HAMMING_DIRECTORY_CAPACITY,
 								   HAMMING_DIRECTORY);
-	uint32		entry = HammingPageDirectory(page)[bucket % HAMMING_DIRECTORY_CAPACITY];
 
+	*start = HammingPageDirectory(page)[slot];
+	if (slot + 1 < HAMMING_DIRECTORY_CAPACITY)
+	{
+		*end = HammingPageDirectory(page)[slot + 1];
+		unlock_page(&ps->directory[j]);
+		return;
+	}
 	unlock_page(&ps->directory[j]);
-	return entry;
+	page = locked_page(ps, &ps->directory[j], first + (bucket + 1) / HAMMING_DIRECTORY_CAPACITY,
+					   HAMMING_DIRECTORY);
+	*end = HammingPageDirectory(page)[0];
+	unlock_page(&ps->directory[j]);
 }
 
 /* the fingerprint of entry i of table 0 */
@@ -146,9 +159,12 @@ static void
 lookup_table0(ProbeState *ps, uint64 fp, int distance)
 {
 	uint32		bucket = (uint32) (fp >> (64 - ps->tables->dir_bits));
-	uint32		lo = directory_entry(ps, 0, bucket);
-	uint32		hi = directory_entry(ps, 0, bucket + 1);
-	uint32		end = hi;
+	uint32		lo;
+	uint32		hi;
+	uint32		end;
+
+	directory_range(ps, 0, bucket, &lo, &hi);
+	end = hi;
 
 	/* the first entry >= fp */
 	while (lo < hi)
@@ -243,14 +259,15 @@ static void
 probe_bucket(ProbeState *ps, int j, uint32 bucket)
 {
 	const HammingTables *t = ps->tables;
-	uint32		i = directory_entry(ps, j, bucket);
-	uint32		end = directory_entry(ps, j, bucket + 1);
+	uint32		i;
+	uint32		end;
 	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
 	bool		have_previous = false;
 	uint64		previous = 0;
 	bool		previous_taken = false;
 	int			previous_distance = 0;
 
+	directory_range(ps, j, bucket, &i, &end);
 	while (i < end && !ps->stopped)
 	{
 		CHECK_FOR_INTERRUPTS();

@@ -464,7 +464,7 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 
 	collector_init(&c, so, -1, tbm);
 	c.limit = INT_MAX;
-	if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[0], so->nconds, 0, 0))
+	if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[so->nconds - 1], so->nconds, 0, 0))
 	{
 		HammingTailCache *tc = NULL;
 
@@ -792,8 +792,9 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	for (i = 0; so->any_cond && i < scan->numberOfKeys; i++)
 	{
 		/*
-		 * An index of text: within the query's radius / 4 bits of one of its
-		 * quarters, for the first condition (the executor rechecks them all)
+		 * An index of text: within the radius of each of the query's
+		 * quarters (neardup_quarter_radii) in that quarter, for the first
+		 * condition (the executor rechecks them all)
 		 */
 		ScanKey		key = &scan->keyData[i];
 		uint64		quarters[NEARDUP_QUARTERS];
@@ -807,11 +808,9 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 			if (!neardup_query(key->sk_argument, key->sk_strategy == SIMHASH_STRATEGY_IN_BALL,
 							   quarters, &radius))
 				so->nothing = true; /* a text without shingles */
+			neardup_quarter_radii(radius, so->radius);
 			for (j = 0; j < NEARDUP_QUARTERS; j++)
-			{
 				so->center[j] = quarters[j];
-				so->radius[j] = radius / NEARDUP_QUARTERS;
-			}
 			so->nconds = NEARDUP_QUARTERS;
 		}
 	}

@@ -15,6 +15,7 @@
  * the shingles and fingerprint of its last right operand.
  */
 #include "neardup.h"
+#include "mih.h"
 #include "settings.h"
 #include "shingle.h"
 
@@ -288,6 +289,12 @@ neardup_query_radius(Datum arg, bool is_doc)
 	if (is_doc)
 		return neardup_radius(neardup_doc_threshold(PG_DETOAST_DATUM(arg)));
 	return neardup_radius(simhash_similarity_threshold);
+}
+
+void
+neardup_quarter_radii(int radius, int *radii)
+{
+	simhash_spread_radii(radii, NEARDUP_QUARTERS, radius + 1);
 }
 
 bool

@@ -84,4 +84,12 @@ extern bool neardup_query(Datum arg, bool is_doc, uint64 *quarters, int *radius)
 /* the radius of such a query's threshold alone */
 extern int	neardup_query_radius(Datum arg, bool is_doc);
 
+/*
+ * The radius in each quarter that an index of text probes for a query
+ * within radius bits, ascending: a row within radius bits lies within
+ * radii[j] bits of the query in quarter j for at least one j, since the
+ * radii + 1 add up to radius + 1 (49: 11, 11, 12, 12)
+ */
+extern void neardup_quarter_radii(int radius, int *radii);
+
 #endif							/* SIMHASH_NEARDUP_H */
