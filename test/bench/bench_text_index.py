@@ -201,6 +201,7 @@ def report(args):
     print('|---|---:|---:|---:|---:|---:|---:|---:|')
     names = [('function', '`simhash_similar(body, $1, 0.8)`, text index'),
              ('operator', '`body ~= $1`, text index'),
+             ('probe tables off', '`body ~= $1`, text index `WITH (probe_tables = off)`'),
              ('sequential scan', '`body ~= $1`, sequential scan'),
              ('half indexes', 'four half indexes at 12, 256 bits within 49, verified')]
     for m, name in names:
@@ -233,6 +234,8 @@ def report(args):
     print('|---|---:|---:|---:|')
     print('| text index `USING hamming (body)` | %.1f | %.1f | %.0f |'
           % (res['create index'], res['index bytes'] / rows, res['index bytes'] / 2 ** 20))
+    print('| text index `WITH (probe_tables = off)` | %.1f | %.1f | %.0f |'
+          % (res['flat create index'], res['flat index bytes'] / rows, res['flat index bytes'] / 2 ** 20))
     print('| four half indexes on two `simhash128` columns | %.1f (+ %.1f for the columns) | %.1f | %.0f |'
           % (res['half create index'], res['half fingerprints'], res['half index bytes'] / rows, res['half index bytes'] / 2 ** 20))
     print('| the gate\'s index (filled by inserts) | | %.1f | %.0f |'
