@@ -85,6 +85,39 @@ SET simhash.similarity_threshold = 1;
 SELECT * FROM compare_all('1');
 RESET simhash.similarity_threshold;
 
+-- the rows the index finds before the recheck: exactly those with an entry
+-- (a quarter of their fingerprint) within r_j bits of the query's quarter
+-- j for some j, where the four r_j + 1 add up to the radius + 1 (49: 11,
+-- 11, 12, 12), so that no row within the radius is missed: every third
+-- text of the sample as a query at three thresholds, a plain index scan's rows
+-- and rows removed by its recheck against the count computed apart
+CREATE FUNCTION quarters(f simhash128[]) RETURNS simhash[] LANGUAGE sql IMMUTABLE
+	AS $$ SELECT ARRAY[simhash128_high(f[1]), simhash128_low(f[1]), simhash128_high(f[2]), simhash128_low(f[2])] $$;
+CREATE FUNCTION quarter_radius(radius int, j int) RETURNS int LANGUAGE sql IMMUTABLE
+	AS $$ SELECT (radius + 1) / 4 - 1 + (j > 4 - (radius + 1) % 4)::int $$;
+CREATE FUNCTION index_candidates(q text, t float8) RETURNS float8 LANGUAGE plpgsql
+	SET enable_seqscan = off SET enable_bitmapscan = off SET enable_indexscan = on AS $$
+DECLARE p json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM tdocs WHERE body ~= simhash_doc($1, $2)' INTO p USING q, t;
+	p := p -> 0 -> 'Plan';
+	IF p ->> 'Node Type' <> 'Index Scan' THEN
+		RAISE EXCEPTION 'not an index scan: %', p;
+	END IF;
+	RETURN (p ->> 'Actual Rows')::float8 + coalesce((p ->> 'Rows Removed by Index Recheck')::float8, 0);
+END $$;
+WITH d AS MATERIALIZED (SELECT quarters(shingle_simhash256(body, 3, 'auto')) AS qs FROM tdocs
+                        WHERE cardinality(shingle_set(body, 3, 'auto')) > 0),
+q AS MATERIALIZED (SELECT body, quarters(shingle_simhash256(body, 3, 'auto')) AS qs FROM sample WHERE n % 3 = 0),
+c AS (SELECT t, index_candidates(q.body, t) AS found,
+             (SELECT count(*) FROM d
+              WHERE EXISTS (SELECT FROM generate_series(1, 4) j, generate_series(1, 4) i
+                            WHERE d.qs[i] <~> q.qs[j] <= quarter_radius(simhash_similarity_radius(t), j))) AS expected
+      FROM q, unnest(ARRAY[0.5, 0.8, 0.95]) t)
+SELECT t, quarter_radius(simhash_similarity_radius(t), 1) AS r1, quarter_radius(simhash_similarity_radius(t), 4) AS r4,
+       count(*) AS queries, sum(found) AS candidates, count(*) FILTER (WHERE found <> expected) AS differences
+FROM c GROUP BY t ORDER BY t;
+
 -- a parallel build of the index: the same entries, and (from here on, in
 -- place of the serial one) the same answers
 SET max_parallel_maintenance_workers = 2;
