@@ -75,3 +75,72 @@ SELECT count(*) FILTER (WHERE f.near_of IS NOT NULL) AS flagged,
          (SELECT min(e.id) FROM flagged e WHERE e.id < f.id AND shingle_similarity(e.body, f.body, 3, 'auto') >= 0.8
             AND simhash_similar(e.body, f.body, 0.8))) AS wrong
 FROM flagged f JOIN sample_g s ON s.n = f.id;
+
+-- one session's checks, each of which compares the new row with its
+-- candidates through the text and shingles its backend keeps of the row
+-- last compared: near-copies rejected and other texts let in exactly as a
+-- sequential scan says, across deletes and VACUUM (new rows taking over
+-- the freed TIDs), an error, a merge and TRUNCATE.  The texts: 40 words
+-- each; a near-copy changes the last.
+CREATE FUNCTION words(i int, last int DEFAULT 0) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT string_agg(CASE WHEN j = 40 AND last > 0 THEN 'changed' || last ELSE substr(md5(i || '.' || j), 1, 8) END, ' ' ORDER BY j)
+	FROM generate_series(1, 40) j $$;
+CREATE TABLE gated (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO gated SELECT i, words(i) FROM generate_series(1, 2000) i;
+ALTER TABLE gated ADD CONSTRAINT gated_gate EXCLUDE USING hamming (simhash_doc(body, 0.8) WITH ~=);
+-- a tail of three pages (VACUUM merges one of four)
+INSERT INTO gated SELECT i, words(i) FROM generate_series(2001, 2400) i;
+SELECT tail_pages, tail_entries FROM hamming_index_info('gated_gate');
+-- the outcome of inserting (i, b): inserted, or rejected as a near-copy
+CREATE FUNCTION gate_try(i int, b text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO gated VALUES (i, b);
+	RETURN 'inserted';
+EXCEPTION WHEN exclusion_violation THEN
+	RETURN 'rejected';
+END $$;
+-- near-copies of the rows ids (or new texts: copy 0), each against what a
+-- sequential scan finds before its insert
+CREATE FUNCTION gate_round(first int, ids int[], copy int) RETURNS TABLE (outcome text, rows bigint, wrong bigint)
+LANGUAGE plpgsql AS $$
+DECLARE k int; b text; near bool; got text; n_in int := 0; n_out int := 0; n_wrong int := 0;
+BEGIN
+	FOR k IN 1 .. cardinality(ids) LOOP
+		b := words(ids[k], copy);
+		SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
+		near := EXISTS (SELECT FROM gated WHERE simhash_similar(body, b, 0.8));
+		RESET enable_indexscan; RESET enable_bitmapscan;
+		got := gate_try(first + k, b);
+		IF got = 'inserted' THEN n_in := n_in + 1; ELSE n_out := n_out + 1; END IF;
+		IF (got = 'rejected') <> near THEN n_wrong := n_wrong + 1; END IF;
+	END LOOP;
+	RETURN QUERY VALUES ('inserted', n_in::bigint, n_wrong::bigint), ('rejected', n_out, n_wrong);
+END $$;
+SELECT * FROM gate_round(10000, ARRAY[5, 50, 2100, 2200, 2390], 1);
+SELECT * FROM gate_round(10100, ARRAY[3001, 3002, 3003], 0);
+-- deletes of rows in the tail, VACUUM (no merge), new rows on their TIDs
+CREATE TEMP TABLE gate_freed AS SELECT ctid AS c FROM gated WHERE id BETWEEN 2001 AND 2300;
+DELETE FROM gated WHERE id BETWEEN 2001 AND 2300;
+VACUUM gated;
+SELECT merges AS merges_by_vacuum FROM hamming_index_info('gated_gate');
+SELECT * FROM gate_round(10200, ARRAY(SELECT generate_series(2001, 2300, 10)), 1);
+INSERT INTO gated SELECT 10300 + i, words(4000 + i) FROM generate_series(1, 300) i;
+SELECT count(*) > 0 AS freed_tids_taken_over FROM gated WHERE ctid IN (SELECT c FROM gate_freed);
+SELECT * FROM gate_round(10700, ARRAY[2005, 2301, 2350, 4001, 4150], 2);
+-- an error inside a check's transaction, then a merge, then TRUNCATE
+BEGIN;
+INSERT INTO gated VALUES (20000, words(5000));
+SAVEPOINT s;
+INSERT INTO gated VALUES (20001, words(5000, 3));
+ROLLBACK TO s;
+INSERT INTO gated VALUES (20002, words(5001));
+COMMIT;
+SELECT * FROM gate_round(20100, ARRAY[5000, 5001, 5002], 4);
+SELECT hamming_merge_tail('gated_gate') AS merged;
+SELECT * FROM gate_round(20200, ARRAY[5000, 2390, 4100, 5003], 5);
+TRUNCATE gated;
+INSERT INTO gated SELECT i, words(i) FROM generate_series(1, 600) i;
+SELECT * FROM gate_round(20300, ARRAY[10, 300, 590, 7000], 6);
+SELECT hamming_index_check('gated_gate');
+-- whatever went in, no two rows of the table are near-duplicates
+SELECT count(*) AS near_pairs FROM gated a JOIN gated b ON a.id < b.id AND simhash_similar(a.body, b.body, 0.8);

@@ -24,6 +24,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/memutils.h"
 
 /*
  * The radius of each threshold 0.5, 0.55, .. 0.95: the least distance
@@ -167,13 +168,55 @@ simhash_doc_threshold(PG_FUNCTION_ARGS)
 
 /* ---- the comparisons ---- */
 
-/* the right operand a call site saw last, with its shingles */
+/*
+ * A right operand with its shingles: the last one of a call site (in its
+ * fn_extra), and the last one of the backend, for the calls that come each
+ * through a new FmgrInfo and so keep nothing between them: an exclusion
+ * constraint's check calls the operator so for every candidate, with the
+ * same new row, after its index scan fingerprinted the same text
+ * (neardup_query).  The backend keeps a text only when the text and its
+ * shingles take at most work_mem.  A text's shingles depend on its bytes
+ * alone.
+ */
 typedef struct RightCache
 {
-	char	   *data;
+	char	   *data;			/* NULL: empty */
 	int			len;
 	TextShingles shingles;
 } RightCache;
+
+static RightCache backend_last;
+static MemoryContext backend_last_cxt = NULL;
+
+static bool
+cache_holds(const RightCache *cache, const char *data, int len)
+{
+	return cache != NULL && cache->data != NULL && cache->len == len &&
+		memcmp(cache->data, data, len) == 0;
+}
+
+/* the backend keeps a copy of data and its shingles ts, if they fit in work_mem */
+static void
+remember_in_backend(const char *data, int len, const TextShingles *ts)
+{
+	MemoryContext old;
+
+	if (backend_last_cxt == NULL)
+		backend_last_cxt = AllocSetContextCreate(TopMemoryContext, "simhash last text",
+												 ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(backend_last_cxt);
+	backend_last.data = NULL;
+	if ((Size) len + ts->count * sizeof(int64) > (Size) work_mem * 1024)
+		return;
+	old = MemoryContextSwitchTo(backend_last_cxt);
+	backend_last.shingles = *ts;
+	backend_last.shingles.set = palloc(Max(ts->count, 1) * sizeof(int64));
+	memcpy(backend_last.shingles.set, ts->set, ts->count * sizeof(int64));
+	backend_last.len = len;
+	backend_last.data = palloc(Max(len, 1));
+	memcpy(backend_last.data, data, len);
+	MemoryContextSwitchTo(old);
+}
 
 static const TextShingles *
 right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
@@ -181,8 +224,10 @@ right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
 	RightCache *cache = (RightCache *) fcinfo->flinfo->fn_extra;
 	MemoryContext old;
 
-	if (cache != NULL && cache->len == len && memcmp(cache->data, data, len) == 0)
+	if (cache_holds(cache, data, len))
 		return &cache->shingles;
+	if (cache_holds(&backend_last, data, len))
+		return &backend_last.shingles;
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	if (cache == NULL)
 		cache = palloc0(sizeof(RightCache));
@@ -197,6 +242,7 @@ right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
 	text_shingles(data, len, &cache->shingles);
 	MemoryContextSwitchTo(old);
 	fcinfo->flinfo->fn_extra = cache;
+	remember_in_backend(data, len, &cache->shingles);
 	return &cache->shingles;
 }
 
@@ -305,5 +351,16 @@ neardup_query(Datum arg, bool is_doc, uint64 *quarters, int *radius)
 	const char *data = neardup_key_text(arg, is_doc, &len, &v);
 
 	*radius = neardup_radius(is_doc ? neardup_doc_threshold(v) : simhash_similarity_threshold);
-	return shingle_text_quarters(data, len, quarters);
+	if (!cache_holds(&backend_last, data, len))
+	{
+		TextShingles ts;
+
+		text_shingles(data, len, &ts);
+		remember_in_backend(data, len, &ts);
+		memcpy(quarters, ts.fp, sizeof(ts.fp));
+		pfree(ts.set);
+		return ts.count > 0;
+	}
+	memcpy(quarters, backend_last.shingles.fp, sizeof(backend_last.shingles.fp));
+	return backend_last.shingles.count > 0;
 }
