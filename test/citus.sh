@@ -392,6 +392,11 @@ expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	 SELECT simhash_mark_duplicates('mk_small', 'body', 'dup') = simhash_mark_duplicates('mk_small_d', 'body', 'dup')
 		AND (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small WHERE dup IS NOT NULL)
 		  = (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small_d WHERE dup IS NOT NULL)" "t"
+expect "uuid key, an empty table, then one row: nothing marked" \
+	"CREATE TABLE mk_none (id uuid PRIMARY KEY, body text, dup uuid); SELECT create_distributed_table('mk_none', 'id');
+	 CREATE TEMPORARY TABLE none_marked AS SELECT simhash_mark_duplicates('mk_none', 'body', 'dup') AS n;
+	 INSERT INTO mk_none VALUES ('00000000-0000-0000-0000-000000000001', 'one text of a few words', NULL);
+	 SELECT (SELECT n FROM none_marked) || ' ' || simhash_mark_duplicates('mk_none', 'body', 'dup')" "0 0"
 out=$(q -c "SET statement_timeout = '100ms'" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
 if grep -q "canceling statement due to statement timeout" <<<"$out"; then
 	pass "a cancel on the coordinator stops the call"
