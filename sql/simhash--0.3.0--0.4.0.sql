@@ -985,7 +985,7 @@ COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer)
 --   0. the rows are enumerated by bigint ids: an integer key is its own id;
 --      another key's id is the hash of its text (id_bits bits, 63 but for
 --      tests), and the keys that share a hash get negative ids; the map of
---      ids to keys stays on the workers, distributed by id
+--      ids to keys stays on the workers, distributed by id (a shard a worker)
 --   1. every worker fingerprints its shards and sends (id, fp0, fp1) of each
 --      row with content to every worker: one shard per worker of a table
 --      distributed by a copy number (a repartitioned INSERT .. SELECT)
@@ -1042,6 +1042,7 @@ BEGIN
 	-- the candidates, both ways (x, y) on the shard of x: keys of tbl's type and collation
 	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_cand AS SELECT t.k AS x, t.k AS y FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
+	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
 
 	-- 0. the ids
 	phase := pg_catalog.clock_timestamp();
@@ -1049,7 +1050,8 @@ BEGIN
 		id_of := pg_catalog.format('(pg_catalog.hashtextextended(t.%I::pg_catalog.text, 0) OPERATOR(pg_catalog.&) %s)',
 			key_column, 9223372036854775807::pg_catalog.int8 OPERATOR(pg_catalog.>>) (63 OPERATOR(pg_catalog.-) id_bits));
 		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_ids AS SELECT 0::pg_catalog.int8 AS id, t.k FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
-		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_ids', 'id', colocate_with => 'none');
+		-- (one shard per worker, as the fingerprints: few tasks to repartition)
+		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_ids', 'id', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
 		EXECUTE pg_catalog.format('INSERT INTO %1$s_ids SELECT %2$s, t.%3$I FROM %4$s AS t WHERE t.%5$I IS NOT NULL',
 			scratch, id_of, key_column, tbl, body_column);
 		-- the keys that share a hash (none, nearly always): -1, -2, ... in key order
@@ -1076,7 +1078,6 @@ BEGIN
 
 	-- 1. the fingerprints, one copy per worker
 	phase := pg_catalog.clock_timestamp();
-	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
 	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, fp0 @extschema@.simhash128, fp1 @extschema@.simhash128)', scratch);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_fps', 'c', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
 	-- a copy number for each shard: the least that it holds
