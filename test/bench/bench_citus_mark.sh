@@ -120,8 +120,9 @@ for run in $(seq 1 "$runs"); do
 done
 for t in $key_types; do
 	echo "$t keys: marks differing: $(cq -c "SELECT count(*) FROM ((SELECT id, dup FROM loc_$t EXCEPT SELECT id, dup FROM dist_$t) UNION ALL (SELECT id, dup FROM dist_$t EXCEPT SELECT id, dup FROM loc_$t)) x")"
-	# the verified pairs as the coordinator receives them: one text row each
-	# (two keys and two NULL ranks), with the protocol's 11 bytes of a row and
-	# 4 of a column
-	echo "$t keys: size of a verified pair on the wire: about $(cq -c "SELECT round(avg(length(id::text) + length(dup::text) + 11 + 4 * 4)) FROM loc_$t WHERE dup IS NOT NULL") bytes"
+	# the verified pairs as the coordinator receives them: one row each (two
+	# keys and two NULL ranks) in Citus's binary protocol, 7 bytes a row, 4 a
+	# column, and the keys' binary forms
+	case $t in bigint) send=int8send ;; uuid) send=uuid_send ;; text) send=textsend ;; esac
+	echo "$t keys: size of a verified pair on the wire: about $(cq -c "SELECT round(avg(7 + 4 * 4 + octet_length($send(id)) + octet_length($send(dup)))) FROM loc_$t WHERE dup IS NOT NULL") bytes"
 done
