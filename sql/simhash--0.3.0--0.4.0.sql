@@ -977,26 +977,31 @@ COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer)
 	'the pairs of simhash_pairs(query, max_distance) at simhash.pairs_recall = recall (0.5..1) whose first table or band t has (t - 1) % shares = share: disjoint shares whose union is every pair, for running one enumeration on several nodes over the same rows';
 
 -- simhash_mark_distributed(tbl, key_column, body_column, min_similarity,
--- radius, rank): the duplicates of simhash_mark_duplicates() on a table that
--- Citus distributes by its integer primary key, found on the workers, into
+-- radius, rank, id_bits): the duplicates of simhash_mark_duplicates() on a
+-- table that Citus distributes by its primary key, found on the workers, into
 -- pg_temp.simhash_mark_dups (k, kept); returns their number.  Each step is a
 -- distributed statement (the scratch tables are unlogged distributed tables
 -- in tbl's schema, dropped at the end):
+--   0. the rows are enumerated by bigint ids: an integer key is its own id;
+--      another key's id is the hash of its text (id_bits bits, 63 but for
+--      tests), and the keys that share a hash get negative ids; the map of
+--      ids to keys stays on the workers, distributed by id (a shard a worker)
 --   1. every worker fingerprints its shards and sends (id, fp0, fp1) of each
 --      row with content to every worker: one shard per worker of a table
 --      distributed by a copy number (a repartitioned INSERT .. SELECT)
 --   2. each worker runs one share of simhash_pairs() over all of them (the
 --      bands of the single-node plan, split); each candidate pair goes to
---      the shards of both its rows (repartitioned, ids only)
+--      the shards of both its rows (repartitioned, keys only; by way of the
+--      map when the ids are not the keys)
 --   3. the shard of a row in a candidate pair builds its shingle set once
---   4. the set of the pair's larger key goes to the shard of the smaller
+--   4. the set of the pair's larger key to the shard of the smaller
 --      (repartitioned: one set per candidate pair, local when both rows are
 --      on one worker)
 --   5. that shard verifies (shingle_similarity of the sets); only the
 --      verified pairs, with their ranks, reach the coordinator
 --   6. the coordinator links them ('center' in (rank, key) order)
 CREATE FUNCTION simhash_mark_distributed(tbl regclass, key_column name, body_column name,
-										 min_similarity float8, radius integer, rank text)
+										 min_similarity float8, radius integer, rank text, id_bits integer DEFAULT 63)
 	RETURNS bigint
 	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -1006,6 +1011,13 @@ DECLARE
 		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 		WHERE c.oid OPERATOR(pg_catalog.=) tbl);
 	rows_query pg_catalog.text;
+	-- the id of the row t: its key, or the hash of the key's text
+	id_of pg_catalog.text;
+	key_type pg_catalog.regtype := (SELECT a.atttypid FROM pg_catalog.pg_attribute AS a
+		WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) key_column);
+	mapped boolean := NOT key_type OPERATOR(pg_catalog.=) ANY ('{int2,int4,int8}'::pg_catalog.regtype[]);
+	shared pg_catalog.text;
+	pairs_query pg_catalog.text;
 	nworkers pg_catalog.int4;
 	copies pg_catalog.int4[];
 	share_of pg_catalog.text;
@@ -1019,14 +1031,53 @@ DECLARE
 	marked pg_catalog.int8;
 	phase pg_catalog.timestamptz;
 BEGIN
+	IF NOT id_bits OPERATOR(pg_catalog.>=) 1 OR NOT id_bits OPERATOR(pg_catalog.<=) 63 THEN
+		RAISE EXCEPTION 'id_bits must be between 1 and 63, not %', id_bits
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
 	-- a row of the table as the steps below read it: its key, body and rank
 	rows_query := pg_catalog.format('SELECT t.%1$I AS k, t.%2$I::pg_catalog.text AS b, %3$s AS r FROM %4$s AS t',
 		key_column, body_column,
 		CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END, tbl);
+	-- the candidates, both ways (x, y) on the shard of x: keys of tbl's type and collation
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_cand AS SELECT t.k AS x, t.k AS y FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
+	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
+
+	-- 0. the ids
+	phase := pg_catalog.clock_timestamp();
+	IF mapped THEN
+		id_of := pg_catalog.format('(pg_catalog.hashtextextended(t.%I::pg_catalog.text, 0) OPERATOR(pg_catalog.&) %s)',
+			key_column, 9223372036854775807::pg_catalog.int8 OPERATOR(pg_catalog.>>) (63 OPERATOR(pg_catalog.-) id_bits));
+		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_ids AS SELECT 0::pg_catalog.int8 AS id, t.k FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
+		-- (one shard per worker, as the fingerprints: few tasks to repartition)
+		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_ids', 'id', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_ids SELECT %2$s, t.%3$I FROM %4$s AS t WHERE t.%5$I IS NOT NULL',
+			scratch, id_of, key_column, tbl, body_column);
+		-- the keys that share a hash (none, nearly always): -1, -2, ... in key order
+		EXECUTE pg_catalog.format(
+			'SELECT pg_catalog.array_agg(i.k ORDER BY i.k)::pg_catalog.text FROM %1$s_ids AS i '
+			'WHERE i.id IN (SELECT j.id FROM %1$s_ids AS j GROUP BY j.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1)',
+			scratch) INTO shared;
+		IF shared IS NOT NULL THEN
+			EXECUTE pg_catalog.format(
+				'CREATE TEMPORARY TABLE simhash_mark_shared AS SELECT -s.n AS id, s.k FROM pg_catalog.unnest(%1$L::%2$s[]) WITH ORDINALITY AS s(k, n)',
+				shared, key_type);
+			EXECUTE pg_catalog.format('DELETE FROM %1$s_ids WHERE k IN (SELECT s.k FROM pg_temp.simhash_mark_shared AS s)', scratch);
+			EXECUTE pg_catalog.format('INSERT INTO %1$s_ids SELECT s.id, s.k FROM pg_temp.simhash_mark_shared AS s', scratch);
+			DROP TABLE pg_temp.simhash_mark_shared;
+			id_of := pg_catalog.format('COALESCE(-pg_catalog.array_position(%1$L::%2$s[], t.%3$I), %4$s)',
+				shared, key_type,
+				key_column, id_of);
+		END IF;
+		RAISE DEBUG 'simhash_mark_duplicates: ids of the keys, % shared a hash, in % s', COALESCE(pg_catalog.cardinality(shared::pg_catalog.text[]), 0),
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+	ELSE
+		id_of := pg_catalog.format('t.%I::pg_catalog.int8', key_column);
+	END IF;
 
 	-- 1. the fingerprints, one copy per worker
 	phase := pg_catalog.clock_timestamp();
-	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
 	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, fp0 @extschema@.simhash128, fp1 @extschema@.simhash128)', scratch);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_fps', 'c', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
 	-- a copy number for each shard: the least that it holds
@@ -1036,41 +1087,57 @@ BEGIN
 		'FROM pg_catalog.pg_dist_shard AS s WHERE s.logicalrelid OPERATOR(pg_catalog.=) %1$L::pg_catalog.regclass',
 		scratch OPERATOR(pg_catalog.||) '_fps') INTO copies;
 	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_fps SELECT c.c, t.%2$I::pg_catalog.int8, f[1], f[2] '
+		'INSERT INTO %1$s_fps SELECT c.c, %2$s, f[1], f[2] '
 		'FROM %3$s AS t CROSS JOIN LATERAL @extschema@.shingle_simhash256(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS x(f) '
 		'CROSS JOIN pg_catalog.unnest(%5$L::pg_catalog.int4[]) AS c(c) '
 		'WHERE t.%4$I IS NOT NULL AND CASE WHEN f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'            AND f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
-		scratch, key_column, tbl, body_column, copies);
+		scratch, id_of, tbl, body_column, copies);
 	GET DIAGNOSTICS nrows = ROW_COUNT;
 	nrows := nrows OPERATOR(pg_catalog./) pg_catalog.cardinality(copies);
 	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content, % copies, in % s', nrows, pg_catalog.cardinality(copies),
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
-	-- 2. the candidates: share s on the shard of copy copies[s + 1]; each
-	-- pair both ways (x, y), on the shard of x
+	-- 2. the candidates: share s on the shard of copy copies[s + 1], each pair
+	-- (a, b) of ids once; then both ways, as keys, on the shards of their rows
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_cand (x pg_catalog.int8, y pg_catalog.int8)', scratch);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
 	SELECT 'CASE x.c' OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %s', c, i OPERATOR(pg_catalog.-) 1), '')
 		   OPERATOR(pg_catalog.||) ' END'
 	  INTO share_of FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i);
-	IF nrows OPERATOR(pg_catalog.>=) 2 THEN
+	pairs_query := pg_catalog.format(
+		'SELECT p.id_a AS a, p.id_b AS b FROM ('
+		'  SELECT (@extschema@.simhash_pairs_share(pg_catalog.format(''SELECT id, fp0, fp1 FROM %%s WHERE c = %%s'', x.t::pg_catalog.regclass, x.c),'
+		'          %2$s, %3$s, %4$s, %5$s)).* '
+		'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p',
+		scratch, radius, CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 0.99 ELSE 1 END, share_of,
+		pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'));
+	IF nrows OPERATOR(pg_catalog.<) 2 THEN
+		npairs := 0;
+	ELSIF mapped THEN
+		-- (a, b) on the shard of the map that holds a; (b, the key of a) on
+		-- the one that holds b; then both keys
+		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_pairs (a pg_catalog.int8, b pg_catalog.int8)', scratch);
+		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_pairs', 'a', colocate_with => scratch OPERATOR(pg_catalog.||) '_ids');
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_pairs %2$s', scratch, pairs_query);
 		EXECUTE pg_catalog.format(
-			'INSERT INTO %1$s_cand SELECT u.x, u.y FROM ('
-			'  SELECT (@extschema@.simhash_pairs_share(pg_catalog.format(''SELECT id, fp0, fp1 FROM %%s WHERE c = %%s'', x.t::pg_catalog.regclass, x.c),'
-			'          %2$s, %3$s, %4$s, %5$s)).* '
-			'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p '
-			'CROSS JOIN LATERAL (VALUES (p.id_a, p.id_b), (p.id_b, p.id_a)) AS u(x, y)',
-			scratch, radius, CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 0.99 ELSE 1 END, share_of,
-			pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'));
+			'CREATE UNLOGGED TABLE %1$s_half AS SELECT p.b, i.k AS ka FROM %1$s_pairs AS p JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) p.a WITH NO DATA', scratch);
+		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_half', 'b', colocate_with => scratch OPERATOR(pg_catalog.||) '_ids');
+		EXECUTE pg_catalog.format(
+			'INSERT INTO %1$s_half SELECT p.b, i.k FROM %1$s_pairs AS p JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) p.a', scratch);
+		EXECUTE pg_catalog.format(
+			'INSERT INTO %1$s_cand SELECT u.x, u.y FROM %1$s_half AS h JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) h.b '
+			'CROSS JOIN LATERAL (VALUES (h.ka, i.k), (i.k, h.ka)) AS u(x, y)', scratch);
+		GET DIAGNOSTICS npairs = ROW_COUNT;
+		EXECUTE pg_catalog.format('DROP TABLE %1$s_pairs, %1$s_half', scratch);
+	ELSE
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_cand SELECT u.x, u.y FROM (%2$s) AS p CROSS JOIN LATERAL (VALUES (p.a, p.b), (p.b, p.a)) AS u(x, y)',
+			scratch, pairs_query);
+		GET DIAGNOSTICS npairs = ROW_COUNT;
 	END IF;
-	GET DIAGNOSTICS npairs = ROW_COUNT;
 	RAISE DEBUG 'simhash_mark_duplicates: % candidates within % bits, % in % s', npairs OPERATOR(pg_catalog./) 2, radius,
 		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
-
 	-- 3. the shingle set and rank of every row in a candidate pair, on its shard
 	phase := pg_catalog.clock_timestamp();
 	EXECUTE pg_catalog.format(
@@ -1099,6 +1166,9 @@ BEGIN
 		scratch, min_similarity);
 	GET DIAGNOSTICS npairs = ROW_COUNT;
 	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
+	IF mapped THEN
+		EXECUTE pg_catalog.format('DROP TABLE %1$s_ids', scratch);
+	END IF;
 	RAISE DEBUG 'simhash_mark_duplicates: % verified pairs at similarity % in % s', npairs, min_similarity,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 
@@ -1135,8 +1205,8 @@ BEGIN
 	RETURN marked;
 END
 $$;
-COMMENT ON FUNCTION simhash_mark_distributed(regclass, name, name, float8, integer, text) IS
-	'the step of simhash_mark_duplicates() that finds the duplicates of a Citus table distributed by its integer primary key on the workers, into pg_temp.simhash_mark_dups (k, kept); not for calling directly';
+COMMENT ON FUNCTION simhash_mark_distributed(regclass, name, name, float8, integer, text, integer) IS
+	'the step of simhash_mark_duplicates() that finds the duplicates of a Citus table distributed by its primary key on the workers, into pg_temp.simhash_mark_dups (k, kept), the rows enumerated by their integer key or by a hash of id_bits bits of the key''s text (63; fewer only to test keys that share a hash); not for calling directly';
 
 -- simhash_mark_duplicates(tbl, body_column, mark_column, min_similarity,
 -- rank) sets mark_column to the primary key of the kept row for every row
@@ -1279,11 +1349,6 @@ BEGIN
 				'WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1' INTO distributed USING tbl;
 	END IF;
 	IF distributed THEN
-		IF NOT key_type OPERATOR(pg_catalog.=) ANY ('{int2,int4,int8}'::pg_catalog.regtype[]) THEN
-			RAISE EXCEPTION 'the primary key of distributed table % has type %, not an integer', tbl, key_type
-				USING ERRCODE = 'feature_not_supported',
-					  HINT = 'On a Citus table the rows are numbered by their key: distribute the table by a bigint primary key.';
-		END IF;
 		phase := pg_catalog.clock_timestamp();
 		marked := @extschema@.simhash_mark_distributed(tbl, key_column, body_column, min_similarity, radius, rank);
 	ELSE

@@ -311,14 +311,30 @@ CREATE TABLE mk (LIKE mk_loc INCLUDING ALL);
 SELECT create_distributed_table('mk', 'id');
 INSERT INTO mk SELECT * FROM mk_loc;
 SQL
-# marked NAME ARGS: simhash_mark_duplicates('mk', ARGS) gives the same count
-# and the same marks as on mk_loc, and marks some rows
+# marked NAME ARGS [TABLE]: simhash_mark_duplicates(TABLE, ARGS) gives the
+# same count and the same marks as on TABLE_loc, and marks some rows (TABLE:
+# mk by default)
 marked() {
-	local dist loc
-	dist=$(q -c "SELECT simhash_mark_duplicates('mk', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM mk" | paste -sd ' ')
-	loc=$(q -c "SELECT simhash_mark_duplicates('mk_loc', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM mk_loc" | paste -sd ' ')
+	local t=${3:-mk} dist loc
+	dist=$(q -c "SELECT simhash_mark_duplicates('$t', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM $t" | paste -sd ' ')
+	loc=$(q -c "SELECT simhash_mark_duplicates('${t}_loc', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM ${t}_loc" | paste -sd ' ')
 	if [ "$dist" = "$loc" ] && [ "${loc%% *}" -gt 0 ] 2>/dev/null; then pass "$1 (${loc% *})"; else fail "$1" "distributed '$dist', local '$loc'"; fi
 }
+# the same rows keyed by a uuid (mku) and by a text (mkt, whose order is not
+# the numbers'), n the number of the row in mk
+q >/dev/null <<'SQL'
+CREATE TABLE mku_loc (id uuid PRIMARY KEY, n bigint, body text, created int, dup uuid);
+INSERT INTO mku_loc SELECT md5(id::text)::uuid, id, body, created FROM mk_loc;
+CREATE TABLE mkt_loc (id text PRIMARY KEY, n bigint, body text, created int, dup text);
+INSERT INTO mkt_loc SELECT 'doc-' || id, id, body, created FROM mk_loc;
+SET citus.shard_count = 32;
+CREATE TABLE mku (LIKE mku_loc INCLUDING ALL);
+SELECT create_distributed_table('mku', 'id');
+INSERT INTO mku SELECT * FROM mku_loc;
+CREATE TABLE mkt (LIKE mkt_loc INCLUDING ALL);
+SELECT create_distributed_table('mkt', 'id');
+INSERT INTO mkt SELECT * FROM mkt_loc;
+SQL
 marked "marks = the single-node call" "'body', 'dup'"
 out=$(q -c "SET client_min_messages = debug1" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
 if grep -q "candidates within 49 bits, bands at recall 0.99" <<<"$out" && grep -q "duplicates linked on the coordinator" <<<"$out"; then
@@ -338,6 +354,37 @@ SQL
 done
 marked "after inserts and deletes, with a rank" "'body', 'dup', rank => 'created'"
 marked "after inserts and deletes, without a rank" "'body', 'dup'"
+marked "uuid key: marks = the single-node call" "'body', 'dup'" mku
+marked "text key: marks with a rank = the single-node call" "'body', 'dup', rank => 'created'" mkt
+for t in mku mku_loc mkt mkt_loc; do
+	case $t in mku*) key="md5((40000 + n)::text)::uuid" ;; *) key="'doc-' || 40000 + n" ;; esac
+	q >/dev/null <<SQL
+INSERT INTO $t (id, n, body, created) SELECT $key, 40000 + n, body || ' extra', -5000 FROM $t WHERE n BETWEEN 1 AND 60;
+DELETE FROM $t WHERE n BETWEEN 61 AND 120 OR n BETWEEN 10121 AND 10140;
+SQL
+done
+marked "uuid key, after inserts and deletes, with a rank" "'body', 'dup', rank => 'created'" mku
+marked "text key, after inserts and deletes, without a rank" "'body', 'dup'" mkt
+# keys that share a hash (ids of 11 bits for 2,000 rows): the same duplicates
+out=$(q -c "SET client_min_messages = debug1" \
+	-c "SELECT simhash_mark_distributed('mku', 'id', 'body', 0.8, simhash_similarity_radius(0.8), 'created', 11)" \
+	-c "SELECT 'differing ' || count(*) FROM ((SELECT k, kept FROM pg_temp.simhash_mark_dups EXCEPT SELECT id, dup FROM mku_loc WHERE dup IS NOT NULL)
+		UNION ALL (SELECT id, dup FROM mku_loc WHERE dup IS NOT NULL EXCEPT SELECT k, kept FROM pg_temp.simhash_mark_dups)) x" 2>&1 || true)
+if grep -qE "ids of the keys, [1-9][0-9]* shared a hash" <<<"$out" && grep -qx "differing 0" <<<"$out"; then
+	pass "uuid key, keys that share a hash: the same duplicates ($(grep -oE '[0-9]+ shared a hash' <<<"$out"))"
+else
+	fail "uuid key, keys that share a hash" "$(grep -E 'shared a hash|differing|ERROR' <<<"$out" | head -c 300)"
+fi
+# a query-text form on the distributed table: each shard runs the query as
+# written (the fingerprints there), every row comes to the coordinator (the
+# verified form reads the query twice: the fingerprints, then the bodies),
+# and the pairs, the verification and the linkage are the coordinator's
+bq="SELECT id, shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1), body FROM %s WHERE body IS NOT NULL"
+out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
+	-c "SELECT 'kept ' || count(*) FROM simhash_dedup('$(printf "$bq" mk)', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL" 2>&1 || true)
+got="$(grep -c 'issuing SELECT id, public.shingle_simhash128' <<<"$out") shard queries, $(grep -c 'issuing.*simhash_dedup' <<<"$out") with simhash_dedup, $(grep -E '^kept' <<<"$out")"
+want="64 shard queries, 0 with simhash_dedup, $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$(printf "$bq" mk_loc)', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
+if [ "$got" = "$want" ]; then pass "simhash_dedup on a query of the distributed table: rows pulled, run on the coordinator ($got)"; else fail "simhash_dedup on a query of the distributed table" "got '$got', expected '$want'"; fi
 expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	"CREATE TABLE mk_small AS SELECT * FROM mk_loc WHERE id % 5 = 0; ALTER TABLE mk_small ADD PRIMARY KEY (id);
 	 CREATE TABLE mk_small_d (LIKE mk_small INCLUDING ALL); SELECT create_distributed_table('mk_small_d', 'id');
@@ -345,6 +392,11 @@ expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	 SELECT simhash_mark_duplicates('mk_small', 'body', 'dup') = simhash_mark_duplicates('mk_small_d', 'body', 'dup')
 		AND (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small WHERE dup IS NOT NULL)
 		  = (SELECT string_agg(id || ':' || dup, ',' ORDER BY id) FROM mk_small_d WHERE dup IS NOT NULL)" "t"
+expect "uuid key, an empty table, then one row: nothing marked" \
+	"CREATE TABLE mk_none (id uuid PRIMARY KEY, body text, dup uuid); SELECT create_distributed_table('mk_none', 'id');
+	 CREATE TEMPORARY TABLE none_marked AS SELECT simhash_mark_duplicates('mk_none', 'body', 'dup') AS n;
+	 INSERT INTO mk_none VALUES ('00000000-0000-0000-0000-000000000001', 'one text of a few words', NULL);
+	 SELECT (SELECT n FROM none_marked) || ' ' || simhash_mark_duplicates('mk_none', 'body', 'dup')" "0 0"
 out=$(q -c "SET statement_timeout = '100ms'" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
 if grep -q "canceling statement due to statement timeout" <<<"$out"; then
 	pass "a cancel on the coordinator stops the call"
@@ -353,9 +405,9 @@ else
 fi
 expect "no scratch table left on any node" \
 	"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_mark_%'\$\$)" "0"
-expect "a key that is not an integer: an error" \
-	"CREATE TABLE mk_text (id text PRIMARY KEY, body text, dup text); SELECT create_distributed_table('mk_text', 'id');
-	 DO \$\$ BEGIN PERFORM simhash_mark_duplicates('mk_text', 'body', 'dup'); RAISE EXCEPTION 'not refused';
+expect "a composite primary key: an error (0A000)" \
+	"CREATE TABLE mk_pair (id bigint, part int, body text, dup bigint, PRIMARY KEY (id, part)); SELECT create_distributed_table('mk_pair', 'id');
+	 DO \$\$ BEGIN PERFORM simhash_mark_duplicates('mk_pair', 'body', 'dup'); RAISE EXCEPTION 'not refused';
 		EXCEPTION WHEN feature_not_supported THEN NULL; END \$\$;
 	 SELECT 'ok'" "ok"
 # the 256-bit fingerprints of the rows with content, as a query in a literal

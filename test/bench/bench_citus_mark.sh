@@ -3,13 +3,16 @@
 # (a coordinator and two workers on loopback, all on this machine) against
 # the single-node call on the same rows.
 #   bash test/bench/bench_citus_mark.sh [N]      (default 100000; as root)
-# N documents of test/bench/gen_corpus.py (or MARK_DOCS, a file of
-# id <TAB> body that the server can read) in a local table on the coordinator
-# and in a distributed table of 32 shards.  Then, MARK_RUNS times (default 1)
-# in new sessions:
-#   single node   SELECT simhash_mark_duplicates('loc', 'body', 'dup') with
+#   KEY_TYPES='bigint uuid' bash test/bench/bench_citus_mark.sh [N]
+# N documents of test/bench/gen_corpus.py (or the first N of MARK_DOCS, a file
+# of id <TAB> body that the server can read), for each key type of KEY_TYPES
+# (bigint, uuid, text; default bigint) in a local table on the coordinator
+# and in a distributed table of 32 shards, keyed by the document's number
+# (bigint), md5 of it as a uuid, or 'doc-' and the number (text).  Then,
+# MARK_RUNS times (default 1) in new sessions, for each key type:
+#   single node   SELECT simhash_mark_duplicates('loc_T', 'body', 'dup') with
 #                 max_parallel_workers_per_gather = 0, on the coordinator
-#   distributed   SELECT simhash_mark_duplicates('dist', 'body', 'dup')
+#   distributed   SELECT simhash_mark_duplicates('dist_T', 'body', 'dup')
 # each with its wall time, the CPU time of each node (its postmaster, its
 # processes and their exited children, from /proc), and for the distributed
 # call the bytes that the coordinator's backend received on its TCP sockets
@@ -25,6 +28,10 @@ citus_installed || { echo "bench_citus_mark: Citus is not installed" >&2; exit 1
 export PATH="$("$PG_CONFIG" --bindir):$PATH"
 n=${1:-100000}
 runs=${MARK_RUNS:-1}
+key_types=${KEY_TYPES:-bigint}
+for t in $key_types; do
+	case $t in bigint | uuid | text) ;; *) echo "bench_citus_mark: KEY_TYPES: $t is not bigint, uuid or text" >&2; exit 2 ;; esac
+done
 make -s with_llvm=no WERROR=1 >/dev/null
 make -s with_llvm=no install >/dev/null
 work=$(mktemp -d /tmp/simhash-bench-citus-mark.XXXXXX)
@@ -50,17 +57,21 @@ if [ -z "$docs" ]; then
 	$py test/bench/gen_corpus.py "$n" --seed 1 >"$docs"
 	chmod 644 "$docs"
 fi
-cq -v docs="$docs" <<'SQL'
-CREATE TABLE loc (id bigint PRIMARY KEY, body text, dup bigint);
-COPY loc (id, body) FROM :'docs';
+cq -c "CREATE TABLE src (id bigint PRIMARY KEY, body text)" -c "COPY src FROM PROGRAM 'head -n $n $docs'"
+for t in $key_types; do
+	case $t in bigint) key="s.id" ;; uuid) key="md5(s.id::text)::uuid" ;; text) key="'doc-' || s.id" ;; esac
+	cq <<SQL
+CREATE TABLE loc_$t (id $t PRIMARY KEY, body text, dup $t);
+INSERT INTO loc_$t SELECT $key, s.body FROM src AS s;
 SET citus.shard_count = 32;
-CREATE TABLE dist (LIKE loc INCLUDING ALL);
-SELECT create_distributed_table('dist', 'id');
-INSERT INTO dist SELECT * FROM loc;
-VACUUM ANALYZE loc;
-VACUUM ANALYZE dist;
+CREATE TABLE dist_$t (LIKE loc_$t INCLUDING ALL);
+SELECT create_distributed_table('dist_$t', 'id');
+INSERT INTO dist_$t SELECT * FROM loc_$t;
+VACUUM ANALYZE loc_$t;
+VACUUM ANALYZE dist_$t;
 SQL
-echo "== $(cq -c "SELECT count(*) FROM loc") documents, $(cq -c "SELECT pg_size_pretty(sum(length(body))) FROM loc") of text; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+done
+echo "== $(cq -c "SELECT count(*) FROM src") documents, $(cq -c "SELECT pg_size_pretty(sum(length(body))) FROM src") of text, keys: $key_types; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # cpu DIR: clock ticks used so far by a node (its postmaster, its live
 # processes, and the children the postmaster has reaped)
@@ -101,12 +112,17 @@ SQL
 	grep -oE 'simhash_mark_duplicates: .*' <<<"$out" | sed 's/^/  /'
 }
 for run in $(seq 1 "$runs"); do
-	cq -c "UPDATE loc SET dup = NULL WHERE dup IS NOT NULL" -c "UPDATE dist SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM loc" -c "VACUUM dist"
-	timed "single node, run $run" loc "SET max_parallel_workers_per_gather = 0;"
-	timed "distributed, run $run" dist ""
+	for t in $key_types; do
+		cq -c "UPDATE loc_$t SET dup = NULL WHERE dup IS NOT NULL" -c "UPDATE dist_$t SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM loc_$t" -c "VACUUM dist_$t"
+		timed "$t keys, single node, run $run" "loc_$t" "SET max_parallel_workers_per_gather = 0;"
+		timed "$t keys, distributed, run $run" "dist_$t" ""
+	done
 done
-echo "marks differing: $(cq -c "SELECT count(*) FROM ((SELECT id, dup FROM loc EXCEPT SELECT id, dup FROM dist) UNION ALL (SELECT id, dup FROM dist EXCEPT SELECT id, dup FROM loc)) x")"
-# the verified pairs as the coordinator receives them: one text row each
-# (two keys and two NULL ranks), with the protocol's 11 bytes of a row and
-# 4 of a column
-echo "size of a verified pair on the wire: about $(cq -c "SELECT round(avg(length(id::text) + length(dup::text) + 11 + 4 * 4)) FROM loc WHERE dup IS NOT NULL") bytes"
+for t in $key_types; do
+	echo "$t keys: marks differing: $(cq -c "SELECT count(*) FROM ((SELECT id, dup FROM loc_$t EXCEPT SELECT id, dup FROM dist_$t) UNION ALL (SELECT id, dup FROM dist_$t EXCEPT SELECT id, dup FROM loc_$t)) x")"
+	# the verified pairs as the coordinator receives them: one row each (two
+	# keys and two NULL ranks) in Citus's binary protocol, 7 bytes a row, 4 a
+	# column, and the keys' binary forms
+	case $t in bigint) send=int8send ;; uuid) send=uuid_send ;; text) send=textsend ;; esac
+	echo "$t keys: size of a verified pair on the wire: about $(cq -c "SELECT round(avg(7 + 4 * 4 + octet_length($send(id)) + octet_length($send(dup)))) FROM loc_$t WHERE dup IS NOT NULL") bytes"
+done
