@@ -85,7 +85,14 @@ FROM flagged f JOIN sample_g s ON s.n = f.id;
 CREATE FUNCTION words(i int, last int DEFAULT 0) RETURNS text LANGUAGE sql IMMUTABLE AS $$
 	SELECT string_agg(CASE WHEN j = 40 AND last > 0 THEN 'changed' || last ELSE substr(md5(i || '.' || j), 1, 8) END, ' ' ORDER BY j)
 	FROM generate_series(1, 40) j $$;
-CREATE TABLE gated (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+CREATE TABLE gated (id int PRIMARY KEY, body text, f simhash128[]) WITH (autovacuum_enabled = off);
+-- each row's fingerprint, for the sequential scan below
+CREATE FUNCTION gated_fingerprint() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	NEW.f := shingle_simhash256(NEW.body, 3, 'auto');
+	RETURN NEW;
+END $$;
+CREATE TRIGGER gated_fingerprint BEFORE INSERT ON gated FOR EACH ROW EXECUTE FUNCTION gated_fingerprint();
 INSERT INTO gated SELECT i, words(i) FROM generate_series(1, 2000) i;
 ALTER TABLE gated ADD CONSTRAINT gated_gate EXCLUDE USING hamming (simhash_doc(body, 0.8) WITH ~=);
 -- a tail of three pages (VACUUM merges one of four)
@@ -94,21 +101,24 @@ SELECT tail_pages, tail_entries FROM hamming_index_info('gated_gate');
 -- the outcome of inserting (i, b): inserted, or rejected as a near-copy
 CREATE FUNCTION gate_try(i int, b text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO gated VALUES (i, b);
+	INSERT INTO gated (id, body) VALUES (i, b);
 	RETURN 'inserted';
 EXCEPTION WHEN exclusion_violation THEN
 	RETURN 'rejected';
 END $$;
 -- near-copies of the rows ids (or new texts: copy 0), each against what a
--- sequential scan finds before its insert
+-- sequential scan finds before its insert: the definition computed apart
+-- (fingerprints within 49 bits, shingle similarity at least 0.8)
 CREATE FUNCTION gate_round(first int, ids int[], copy int) RETURNS TABLE (outcome text, rows bigint, wrong bigint)
 LANGUAGE plpgsql AS $$
-DECLARE k int; b text; near bool; got text; n_in int := 0; n_out int := 0; n_wrong int := 0;
+DECLARE k int; b text; q simhash128[]; near bool; got text; n_in int := 0; n_out int := 0; n_wrong int := 0;
 BEGIN
 	FOR k IN 1 .. cardinality(ids) LOOP
 		b := words(ids[k], copy);
 		SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
-		near := EXISTS (SELECT FROM gated WHERE simhash_similar(body, b, 0.8));
+		q := shingle_simhash256(b, 3, 'auto');
+		near := EXISTS (SELECT FROM (SELECT body FROM gated WHERE (f[1] <~> q[1]) + (f[2] <~> q[2]) <= 49 OFFSET 0) g
+		                WHERE shingle_similarity(g.body, b, 3, 'auto') >= 0.8);
 		RESET enable_indexscan; RESET enable_bitmapscan;
 		got := gate_try(first + k, b);
 		IF got = 'inserted' THEN n_in := n_in + 1; ELSE n_out := n_out + 1; END IF;
@@ -129,11 +139,11 @@ SELECT count(*) > 0 AS freed_tids_taken_over FROM gated WHERE ctid IN (SELECT c 
 SELECT * FROM gate_round(10700, ARRAY[2005, 2301, 2350, 4001, 4150], 2);
 -- an error inside a check's transaction, then a merge, then TRUNCATE
 BEGIN;
-INSERT INTO gated VALUES (20000, words(5000));
+INSERT INTO gated (id, body) VALUES (20000, words(5000));
 SAVEPOINT s;
-INSERT INTO gated VALUES (20001, words(5000, 3));
+INSERT INTO gated (id, body) VALUES (20001, words(5000, 3));
 ROLLBACK TO s;
-INSERT INTO gated VALUES (20002, words(5001));
+INSERT INTO gated (id, body) VALUES (20002, words(5001));
 COMMIT;
 SELECT * FROM gate_round(20100, ARRAY[5000, 5001, 5002], 4);
 SELECT hamming_merge_tail('gated_gate') AS merged;
@@ -141,6 +151,14 @@ SELECT * FROM gate_round(20200, ARRAY[5000, 2390, 4100, 5003], 5);
 TRUNCATE gated;
 INSERT INTO gated SELECT i, words(i) FROM generate_series(1, 600) i;
 SELECT * FROM gate_round(20300, ARRAY[10, 300, 590, 7000], 6);
+-- a text too large for the backend to keep (work_mem), and its near-copy
+SET work_mem = '64kB';
+INSERT INTO gated SELECT 30000, string_agg(words(8000 + i), ' ') FROM generate_series(1, 300) i;
+SELECT gate_try(30001, string_agg(words(8000 + i), ' ') || ' one more') AS large_copy,
+       gate_try(30002, string_agg(words(9000 + i), ' ')) AS large_new
+FROM generate_series(1, 300) i;
+RESET work_mem;
 SELECT hamming_index_check('gated_gate');
 -- whatever went in, no two rows of the table are near-duplicates
-SELECT count(*) AS near_pairs FROM gated a JOIN gated b ON a.id < b.id AND simhash_similar(a.body, b.body, 0.8);
+SELECT count(*) AS near_pairs FROM gated a JOIN gated b
+	ON a.id < b.id AND (a.f[1] <~> b.f[1]) + (a.f[2] <~> b.f[2]) <= 49 AND shingle_similarity(a.body, b.body, 3, 'auto') >= 0.8;

@@ -95,6 +95,9 @@ CREATE FUNCTION quarters(f simhash128[]) RETURNS simhash[] LANGUAGE sql IMMUTABL
 	AS $$ SELECT ARRAY[simhash128_high(f[1]), simhash128_low(f[1]), simhash128_high(f[2]), simhash128_low(f[2])] $$;
 CREATE FUNCTION quarter_radius(radius int, j int) RETURNS int LANGUAGE sql IMMUTABLE
 	AS $$ SELECT (radius + 1) / 4 - 1 + (j > 4 - (radius + 1) % 4)::int $$;
+SELECT count(*) AS thresholds, count(*) FILTER (WHERE (SELECT sum(quarter_radius(simhash_similarity_radius(t), j) + 1)
+                                                       FROM generate_series(1, 4) j) <> simhash_similarity_radius(t) + 1) AS wrong_sums
+FROM generate_series(0.5, 1, 0.05) t;
 CREATE FUNCTION index_candidates(q text, t float8) RETURNS float8 LANGUAGE plpgsql
 	SET enable_seqscan = off SET enable_bitmapscan = off SET enable_indexscan = on AS $$
 DECLARE p json;

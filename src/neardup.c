@@ -21,6 +21,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -175,8 +176,8 @@ simhash_doc_threshold(PG_FUNCTION_ARGS)
  * constraint's check calls the operator so for every candidate, with the
  * same new row, after its index scan fingerprinted the same text
  * (neardup_query).  The backend keeps a text only when the text and its
- * shingles take at most work_mem.  A text's shingles depend on its bytes
- * alone.
+ * shingles take at most work_mem, and until its transaction ends.  A
+ * text's shingles depend on its bytes alone.
  */
 typedef struct RightCache
 {
@@ -195,6 +196,22 @@ cache_holds(const RightCache *cache, const char *data, int len)
 		memcmp(cache->data, data, len) == 0;
 }
 
+static void
+forget_backend_last(void)
+{
+	backend_last.data = NULL;
+	MemoryContextReset(backend_last_cxt);
+}
+
+static void
+forget_at_xact_end(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		forget_backend_last();
+}
+
 /* the backend keeps a copy of data and its shingles ts, if they fit in work_mem */
 static void
 remember_in_backend(const char *data, int len, const TextShingles *ts)
@@ -202,10 +219,12 @@ remember_in_backend(const char *data, int len, const TextShingles *ts)
 	MemoryContext old;
 
 	if (backend_last_cxt == NULL)
+	{
 		backend_last_cxt = AllocSetContextCreate(TopMemoryContext, "simhash last text",
 												 ALLOCSET_SMALL_SIZES);
-	MemoryContextReset(backend_last_cxt);
-	backend_last.data = NULL;
+		RegisterXactCallback(forget_at_xact_end, NULL);
+	}
+	forget_backend_last();
 	if ((Size) len + ts->count * sizeof(int64) > (Size) work_mem * 1024)
 		return;
 	old = MemoryContextSwitchTo(backend_last_cxt);
@@ -222,6 +241,7 @@ static const TextShingles *
 right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
 {
 	RightCache *cache = (RightCache *) fcinfo->flinfo->fn_extra;
+	TextShingles shingles;
 	MemoryContext old;
 
 	if (cache_holds(cache, data, len))
@@ -229,6 +249,8 @@ right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
 	if (cache_holds(&backend_last, data, len))
 		return &backend_last.shingles;
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	/* shingled first: an error leaves the call site's cache as it was */
+	text_shingles(data, len, &shingles);
 	if (cache == NULL)
 		cache = palloc0(sizeof(RightCache));
 	else
@@ -239,7 +261,7 @@ right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
 	cache->data = palloc(Max(len, 1));
 	memcpy(cache->data, data, len);
 	cache->len = len;
-	text_shingles(data, len, &cache->shingles);
+	cache->shingles = shingles;
 	MemoryContextSwitchTo(old);
 	fcinfo->flinfo->fn_extra = cache;
 	remember_in_backend(data, len, &cache->shingles);
