@@ -792,9 +792,10 @@ hamming_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	for (i = 0; so->any_cond && i < scan->numberOfKeys; i++)
 	{
 		/*
-		 * An index of text: within the radius of each of the query's
-		 * quarters (neardup_quarter_radii) in that quarter, for the first
-		 * condition (the executor rechecks them all)
+		 * An index of text: the entries within radius[j] bits of the
+		 * query's quarter j for some j (neardup_quarter_radii), whichever
+		 * quarter of their row they are, for the first condition (the
+		 * executor rechecks them all)
 		 */
 		ScanKey		key = &scan->keyData[i];
 		uint64		quarters[NEARDUP_QUARTERS];
