@@ -136,15 +136,19 @@ verify_parallel_main(dsm_segment *seg, shm_toc *toc)
 	shm_mq_detach(in);
 }
 
-/* the workers to ask for, for ntexts texts */
-static int
-verify_workers_wanted(int64 ntexts)
+/*
+ * The workers to ask for, by a setting of the simhash.verify_workers kind:
+ * -1 max_parallel_workers_per_gather when there is enough work, 0 none, a
+ * positive number that many.  None inside a parallel operation.
+ */
+int
+simhash_workers_wanted(int setting, bool enough)
 {
 	if (IsInParallelMode() || IsParallelWorker() || !IsUnderPostmaster)
 		return 0;
-	if (simhash_verify_workers >= 0)
-		return simhash_verify_workers;
-	return ntexts >= VERIFY_PARALLEL_MIN_TEXTS ? max_parallel_workers_per_gather : 0;
+	if (setting >= 0)
+		return setting;
+	return enough ? max_parallel_workers_per_gather : 0;
 }
 
 static void
@@ -157,7 +161,8 @@ verify_workers_destroy(VerifyWorkers *w)
 VerifyWorkers *
 verify_workers_begin(const Shingling *sh, int64 ntexts, VerifyStoreFn store, void *arg)
 {
-	int			nworkers = verify_workers_wanted(ntexts);
+	int			nworkers = simhash_workers_wanted(simhash_verify_workers,
+												  ntexts >= VERIFY_PARALLEL_MIN_TEXTS);
 	VerifyWorkers *w;
 	Shingling  *shared;
 	char	   *queues;
@@ -292,8 +297,8 @@ verify_workers_flush(VerifyWorkers *w, int i)
 }
 
 /* sleeps until a queue moves, then handles interrupts and the workers' messages */
-static void
-verify_workers_wait(void)
+void
+simhash_workers_wait(void)
 {
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, 0, WAIT_EVENT_MESSAGE_QUEUE_RECEIVE);
 	ResetLatch(MyLatch);
@@ -333,7 +338,7 @@ verify_workers_send(VerifyWorkers *w, int64 id, const char *data, Size len)
 			w->by_leader++;
 			return false;
 		}
-		verify_workers_wait();
+		simhash_workers_wait();
 	}
 }
 
@@ -350,7 +355,7 @@ verify_workers_end(VerifyWorkers *w)
 		for (i = 0; i < w->nworkers; i++)
 			flushed &= verify_workers_flush(w, i);
 		if (!verify_workers_collect(w) && !flushed)
-			verify_workers_wait();
+			simhash_workers_wait();
 	}
 	for (i = 0; i < w->nworkers; i++)
 	{
@@ -367,7 +372,7 @@ verify_workers_end(VerifyWorkers *w)
 		if (all)
 			break;
 		if (!verify_workers_collect(w))
-			verify_workers_wait();
+			simhash_workers_wait();
 	}
 	/* raises a worker's error, if any */
 	WaitForParallelWorkersToFinish(w->pcxt);

@@ -23,4 +23,13 @@ extern bool verify_workers_send(VerifyWorkers *w, int64 id, const char *data, Si
 /* waits for the last sets, stops the workers */
 extern void verify_workers_end(VerifyWorkers *w);
 
+/*
+ * For every parallel context of the extension (also pairs_parallel.c): the
+ * workers a setting like simhash.verify_workers asks for (-1: as many as
+ * max_parallel_workers_per_gather when there is enough work), and a sleep
+ * until a queue moves (then interrupts and the workers' messages handled).
+ */
+extern int	simhash_workers_wanted(int setting, bool enough);
+extern void simhash_workers_wait(void);
+
 #endif							/* SIMHASH_VERIFY_PARALLEL_H */
