@@ -379,9 +379,6 @@ pairs_parallel_tables(PairsState *st)
 	int			ntables = pairs_tables_in_share(st);
 	int			nworkers;
 	PairsWorkers *w;
-	TimestampTz start = GetCurrentTimestamp();
-	long		secs;
-	int			usecs;
 	bool		all;
 	int			i;
 
@@ -426,11 +423,10 @@ pairs_parallel_tables(PairsState *st)
 				 errmsg("a parallel worker of the near-duplicate search exited before it enumerated every table it claimed"),
 				 errdetail("%u of %d tables were enumerated.",
 						   pg_atomic_read_u32(&w->shared->tables_done), ntables)));
-	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
 	ereport(DEBUG1,
-			(errmsg_internal("%s: %d tables enumerated by %d parallel workers and %d by the leader, %lld pairs from the workers, in %.1f s",
+			(errmsg_internal("%s: %d tables enumerated by %d parallel workers and %d by the leader, %lld pairs from the workers",
 							 st->fname, ntables - w->by_leader, w->nworkers, w->by_leader,
-							 (long long) w->received, secs + usecs / 1e6)));
+							 (long long) w->received)));
 	pairs_workers_destroy(w);
 	return true;
 }
