@@ -104,6 +104,7 @@ typedef struct PairsSender
 /* the leader's view of its workers */
 typedef struct PairsWorkers
 {
+	PairsState *st;
 	ParallelContext *pcxt;
 	PairsShared *shared;
 	int			nworkers;		/* launched */
@@ -220,41 +221,23 @@ pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 
 /* ---- in the leader ---- */
 
-/* hands the pairs that came from the workers to st->emit, without waiting; true if any came */
-static bool
-pairs_collect(PairsState *st, PairsWorkers *w)
+/* a message of pairs from a worker, to st->emit */
+static void
+pairs_receive(const void *data, Size nbytes, void *arg)
 {
-	bool		progress = false;
-	int			i;
+	PairsWorkers *w = (PairsWorkers *) arg;
+	PairsState *st = w->st;
+	const PairsSent *p = (const PairsSent *) data;
+	Size		n = nbytes / sizeof(PairsSent);
+	Size		j;
 
-	for (i = 0; i < w->nworkers; i++)
+	for (j = 0; j < n; j++)
 	{
-		while (!w->finished[i])
-		{
-			Size		nbytes;
-			void	   *data;
-			shm_mq_result res = shm_mq_receive(w->mq[i], &nbytes, &data, true);
-			const PairsSent *p = (const PairsSent *) data;
-			Size		j;
-
-			if (res == SHM_MQ_WOULD_BLOCK)
-				break;
-			if (res == SHM_MQ_DETACHED)
-			{
-				w->finished[i] = true;
-				break;
-			}
-			for (j = 0; j < nbytes / sizeof(PairsSent); j++)
-			{
-				CHECK_FOR_INTERRUPTS();
-				st->emit(p[j].id_a, p[j].id_b, p[j].distance, st->emit_arg);
-			}
-			st->npairs += nbytes / sizeof(PairsSent);
-			w->received += nbytes / sizeof(PairsSent);
-			progress = true;
-		}
+		CHECK_FOR_INTERRUPTS();
+		st->emit(p[j].id_a, p[j].id_b, p[j].distance, st->emit_arg);
 	}
-	return progress;
+	st->npairs += n;
+	w->received += n;
 }
 
 /* the leader's table is done: the workers' pairs so far */
@@ -265,14 +248,7 @@ pairs_leader_table_done(PairsState *st)
 
 	pg_atomic_fetch_add_u32(&w->shared->tables_done, 1);
 	w->by_leader++;
-	(void) pairs_collect(st, w);
-}
-
-static void
-pairs_workers_destroy(PairsWorkers *w)
-{
-	DestroyParallelContext(w->pcxt);
-	ExitParallelMode();
+	(void) simhash_queues_collect(w->mq, w->finished, w->nworkers, pairs_receive, w);
 }
 
 /* the parallel context with the plan, the rows and the queues; NULL if none */
@@ -286,6 +262,7 @@ pairs_workers_begin(PairsState *st, int nworkers)
 	char	   *queues;
 	int			i;
 
+	w->st = st;
 	EnterParallelMode();
 	w->pcxt = CreateParallelContext("simhash", "pairs_parallel_main", nworkers);
 	shm_toc_estimate_chunk(&w->pcxt->estimator, sizeof(PairsShared));
@@ -297,7 +274,7 @@ pairs_workers_begin(PairsState *st, int nworkers)
 	if (w->pcxt->seg == NULL)
 	{
 		/* no dynamic shared memory: serially */
-		pairs_workers_destroy(w);
+		simhash_parallel_end(w->pcxt);
 		return NULL;
 	}
 
@@ -352,7 +329,7 @@ pairs_workers_begin(PairsState *st, int nworkers)
 							 st->fname, w->nworkers, nworkers, st->ntables, (long long) st->nrows)));
 	if (w->nworkers == 0)
 	{
-		pairs_workers_destroy(w);
+		simhash_parallel_end(w->pcxt);
 		return NULL;
 	}
 	for (i = 0; i < w->nworkers; i++)
@@ -379,8 +356,6 @@ pairs_parallel_tables(PairsState *st)
 	int			ntables = pairs_tables_in_share(st);
 	int			nworkers;
 	PairsWorkers *w;
-	bool		all;
-	int			i;
 
 	nworkers = simhash_workers_wanted(simhash_band_workers,
 									  (double) st->ntotal * ntables >= PAIRS_PARALLEL_MIN_WORK);
@@ -403,18 +378,7 @@ pairs_parallel_tables(PairsState *st)
 		st->table_done = NULL;
 	}
 	/* the workers' last pairs: a worker detaches once it sent them all */
-	for (;;)
-	{
-		bool		progress = pairs_collect(st, w);
-
-		all = true;
-		for (i = 0; i < w->nworkers; i++)
-			all &= w->finished[i];
-		if (all)
-			break;
-		if (!progress)
-			simhash_workers_wait();
-	}
+	simhash_queues_drain(w->mq, w->finished, w->nworkers, pairs_receive, w);
 	/* raises a worker's error, if any */
 	WaitForParallelWorkersToFinish(w->pcxt);
 	if (pg_atomic_read_u32(&w->shared->tables_done) != (uint32) ntables)
@@ -427,6 +391,6 @@ pairs_parallel_tables(PairsState *st)
 			(errmsg_internal("%s: %d tables enumerated by %d parallel workers and %d by the leader, %lld pairs from the workers",
 							 st->fname, ntables - w->by_leader, w->nworkers, w->by_leader,
 							 (long long) w->received)));
-	pairs_workers_destroy(w);
+	simhash_parallel_end(w->pcxt);
 	return true;
 }
