@@ -23,7 +23,9 @@
 # the call's DEBUG messages) and the workers that ran, the medians, the ratio
 # parallel / serial, and whether every parallel run marked exactly the rows
 # of the first serial run with the same kept rows.  As root it installs what
-# it needs, as test/run-tests.sh does.  Output in test/out/bench_parallel_mark.md.
+# it needs, as test/run-tests.sh does.  Output in test/out/bench_parallel_mark.md,
+# and the DEBUG lines of the last run of each mode in
+# test/out/bench_parallel_mark.{serial,parallel}.debug.
 set -euo pipefail
 
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
@@ -61,6 +63,7 @@ for r in $(seq 1 "$runs"); do
 			settings="-c max_parallel_workers_per_gather=2"
 		fi
 		read -r s marked < <(run "$settings")
+		cp "$work/debug" "test/out/bench_parallel_mark.$mode.debug"
 		times[$mode]="${times[$mode]:-} $s"
 		if [ "$mode" = serial ] && [ "$r" = 1 ]; then
 			psql -X -q -c "CREATE TABLE serial_marks AS SELECT id, dup FROM docs"
