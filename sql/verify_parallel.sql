@@ -221,6 +221,21 @@ SELECT record_answers('band workers');
 SET parallel_leader_participation = on;
 SELECT record_answers('band workers and leader', '256 %');
 SELECT label, (compare(label)).* FROM (VALUES ('band workers'), ('band workers and leader')) l(label);
+-- the three shares of simhash_pairs_share (one a node, for Citus) with
+-- workers: the serial run's pairs, each once
+SET parallel_leader_participation = off;
+CREATE TABLE shared_pairs AS
+SELECT s.share, to_jsonb(p)::text AS answer
+FROM generate_series(0, 2) s(share),
+     simhash_pairs_share('SELECT id, h0, h1 FROM verify_parallel.vp', 80, 1, s.share, 3) p;
+SELECT (SELECT count(*) FROM shared_pairs) AS pairs,
+       (SELECT count(DISTINCT share) FROM shared_pairs) AS shares_with_pairs,
+       (SELECT count(*) FROM (
+          (SELECT answer FROM answers WHERE label = 'serial' AND form = '256 unverified pairs'
+           EXCEPT ALL SELECT answer FROM shared_pairs)
+          UNION ALL
+          (SELECT answer FROM shared_pairs EXCEPT ALL
+           SELECT answer FROM answers WHERE label = 'serial' AND form = '256 unverified pairs')) x) AS unmatched;
 -- the bands (simhash.pairs_recall below 1), against their own serial run
 -- (the 128- and 256-bit forms)
 DELETE FROM answers;

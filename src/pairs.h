@@ -175,7 +175,8 @@ struct PairsState
 	int			shares;			/* (t - 1) % shares = share are enumerated */
 	/* with parallel workers (pairs_parallel.c), of those only the tables */
 	pg_atomic_uint32 *next_table;	/* this process claims from this counter */
-	int			claimed;		/* the last table it claimed */
+	int			claimed;		/* the last table it claimed, numbered
+								 * among the tables of the share */
 	void		(*table_done) (PairsState *st); /* after each of its tables */
 	void	   *table_done_arg;
 	int			block_shift[SIMHASH_BITS];

@@ -207,20 +207,28 @@ pairs_scan_runs(PairsState *st, const PairsKey *keyp, const PairsRow *rows, int6
  * the tables of its share (simhash_pairs_share); each pair is emitted by its
  * first table only, so the shares of a plan emit disjoint sets of pairs
  * whose union is every pair.  With parallel workers, of those only the
- * tables it claims from the shared counter, in ascending order: a process
- * that passed its last table claims the next unclaimed one, so each table
- * goes to exactly one process.
+ * tables it claims from the shared counter: the counter numbers the tables
+ * of the share (1, 2, ...), and a process that reaches a table of the share
+ * after the last one it claimed claims the next number.  It passes every
+ * table of the share in order, so the number it claims is never below the
+ * table it reaches, and each table goes to exactly one process.
  */
 static inline bool
 pairs_table_mine(PairsState *st)
 {
-	if (st->shares > 1 && (st->table - 1) % st->shares != st->share)
-		return false;
+	int			number = st->table;	/* among the tables of the share */
+
+	if (st->shares > 1)
+	{
+		if ((st->table - 1) % st->shares != st->share)
+			return false;
+		number = (st->table - 1) / st->shares + 1;
+	}
 	if (st->next_table == NULL)
 		return true;
-	if (st->claimed < st->table)
+	if (st->claimed < number)
 		st->claimed = (int) pg_atomic_fetch_add_u32(st->next_table, 1) + 1;
-	return st->claimed == st->table;
+	return st->claimed == number;
 }
 
 /* the rows grouped by the current table's key, their pairs emitted */
