@@ -251,9 +251,12 @@ pairs_leader_table_done(PairsState *st)
 	(void) simhash_queues_collect(w->mq, w->finished, w->nworkers, pairs_receive, w);
 }
 
-/* the parallel context with the plan, the rows and the queues; NULL if none */
+/*
+ * The parallel context with the plan, the rows and the queues, for the
+ * ntables tables of the call's share; NULL if no worker started.
+ */
 static PairsWorkers *
-pairs_workers_begin(PairsState *st, int nworkers)
+pairs_workers_begin(PairsState *st, int nworkers, int ntables)
 {
 	PairsWorkers *w = palloc0(sizeof(PairsWorkers));
 	PairsShared *shared;
@@ -326,7 +329,7 @@ pairs_workers_begin(PairsState *st, int nworkers)
 	w->nworkers = w->pcxt->nworkers_launched;
 	ereport(DEBUG1,
 			(errmsg_internal("%s: %d of %d parallel workers started for %d tables of %lld rows",
-							 st->fname, w->nworkers, nworkers, st->ntables, (long long) st->nrows)));
+							 st->fname, w->nworkers, nworkers, ntables, (long long) st->nrows)));
 	if (w->nworkers == 0)
 	{
 		simhash_parallel_end(w->pcxt);
@@ -362,7 +365,7 @@ pairs_parallel_tables(PairsState *st)
 	nworkers = Min(nworkers, ntables);
 	if (nworkers <= 0 || ntables < 2 || st->file != NULL || st->nrows != st->ntotal)
 		return false;
-	w = pairs_workers_begin(st, nworkers);
+	w = pairs_workers_begin(st, nworkers, ntables);
 	if (w == NULL)
 		return false;
 
