@@ -3,9 +3,14 @@
 -- the number of texts) give the answers of a serial run, row for row in the
 -- same order, for 64, 128 and 256 bits, every form and linkage, with the sets
 -- in memory or in a temporary file; simhash_mark_duplicates computes its
--- fingerprints with parallel query when the planner chooses workers.  An
--- error in a worker reaches the caller with its SQLSTATE, and an error or a
--- cancel leaves no worker and no temporary file behind.
+-- fingerprints with parallel query when the planner chooses workers.  The
+-- candidates' tables (or bands) shared among workers (simhash.band_workers,
+-- forced too) give the candidates of a serial run, verified or not, exact
+-- tables and bands, every form and linkage; the keyed forms row for row, the
+-- integer forms (whose order is the engine's) as the same rows; and
+-- simhash_mark_duplicates marks the rows of a serial run, with and without a
+-- rank.  An error in a worker reaches the caller with its SQLSTATE, and an
+-- error or a cancel leaves no worker and no temporary file behind.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 DROP SCHEMA IF EXISTS verify_parallel CASCADE;
@@ -162,6 +167,138 @@ SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1, (SELECT body FROM pg_slee
 \set VERBOSITY default
 RESET statement_timeout;
 SELECT * FROM leftovers();
+
+
+-- the candidates' tables shared among workers: the forms above and the
+-- integer forms without verification, against a serial run
+RESET max_parallel_workers_per_gather;
+SET simhash.verify_workers = 0;
+INSERT INTO forms
+SELECT w.bits || ' ' || f.name, format(f.call, w.q, w.k)
+FROM (VALUES (64, 'SELECT id, fp FROM verify_parallel.vp', 24),
+             (128, 'SELECT id, h0 FROM verify_parallel.vp', 40),
+             (256, 'SELECT id, h0, h1 FROM verify_parallel.vp', 80)) w(bits, q, k),
+     (VALUES ('unverified pairs', 'simhash_pairs(%L, %s)'),
+             ('unverified clusters', 'simhash_clusters(%L, %s)'),
+             ('unverified dedup', 'simhash_dedup(%L, %s)'),
+             ('unverified clusters single', 'simhash_clusters(%L, %s, ''single'')'),
+             ('unverified clusters center', 'simhash_clusters(%L, %s, ''center'')'),
+             ('unverified dedup single', 'simhash_dedup(%L, %s, ''single'')'),
+             ('unverified dedup center', 'simhash_dedup(%L, %s, ''center'')'),
+             ('unverified lineage single', 'simhash_lineage(%L, %s, ''single'')'),
+             ('unverified lineage center', 'simhash_lineage(%L, %s, ''center'')'),
+             ('unverified pairs keyed', 'simhash_pairs_keyed(NULL::bigint, %L, %s)'),
+             ('unverified clusters keyed', 'simhash_clusters_keyed(NULL::bigint, %L, %s, ''center'')')) f(name, call);
+-- a run against the serial one, in the forms the run recorded: rows that
+-- one has and the other not, and rows of a keyed form at another place
+CREATE FUNCTION compare(label text, OUT forms bigint, OUT rows bigint, OUT unmatched bigint, OUT misplaced bigint) LANGUAGE sql AS $$
+  SELECT (SELECT count(DISTINCT form) FROM verify_parallel.answers a WHERE a.label = compare.label),
+         (SELECT count(*) FROM verify_parallel.answers a WHERE a.label = compare.label),
+         (SELECT count(*) FROM (
+            (SELECT form, answer FROM verify_parallel.answers a WHERE a.label = compare.label
+             EXCEPT ALL SELECT form, answer FROM verify_parallel.answers WHERE label = 'serial')
+            UNION ALL
+            (SELECT form, answer FROM verify_parallel.answers s WHERE s.label = 'serial'
+               AND s.form IN (SELECT a.form FROM verify_parallel.answers a WHERE a.label = compare.label)
+             EXCEPT ALL SELECT form, answer FROM verify_parallel.answers a WHERE a.label = compare.label)) x),
+         (SELECT count(*) FROM verify_parallel.answers a
+            LEFT JOIN verify_parallel.answers s ON s.label = 'serial' AND (s.form, s.ord) = (a.form, a.ord)
+           WHERE a.label = compare.label AND a.form LIKE '%keyed' AND s.answer IS DISTINCT FROM a.answer) $$;
+DELETE FROM answers;
+SET simhash.band_workers = 0;
+SELECT record_answers('serial');
+SELECT count(DISTINCT form) AS forms, count(*) AS rows, count(*) FILTER (WHERE form LIKE '%pairs') AS pairs
+FROM answers WHERE label = 'serial';
+-- two workers take every table (the leader only collects their pairs); they
+-- say so
+SET simhash.band_workers = 2;
+SET parallel_leader_participation = off;
+SET client_min_messages = debug1;
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1 FROM verify_parallel.vp', 80);
+RESET client_min_messages;
+SELECT record_answers('band workers');
+-- the leader takes tables too (the 256-bit forms)
+SET parallel_leader_participation = on;
+SELECT record_answers('band workers and leader', '256 %');
+SELECT label, (compare(label)).* FROM (VALUES ('band workers'), ('band workers and leader')) l(label);
+-- the three shares of simhash_pairs_share (one a node, for Citus) with
+-- workers: the serial run's pairs, each once
+SET parallel_leader_participation = off;
+CREATE TABLE shared_pairs AS
+SELECT s.share, to_jsonb(p)::text AS answer
+FROM generate_series(0, 2) s(share),
+     simhash_pairs_share('SELECT id, h0, h1 FROM verify_parallel.vp', 80, 1, s.share, 3) p;
+SELECT (SELECT count(*) FROM shared_pairs) AS pairs,
+       (SELECT count(DISTINCT share) FROM shared_pairs) AS shares_with_pairs,
+       (SELECT count(*) FROM (
+          (SELECT answer FROM answers WHERE label = 'serial' AND form = '256 unverified pairs'
+           EXCEPT ALL SELECT answer FROM shared_pairs)
+          UNION ALL
+          (SELECT answer FROM shared_pairs EXCEPT ALL
+           SELECT answer FROM answers WHERE label = 'serial' AND form = '256 unverified pairs')) x) AS unmatched;
+-- the bands (simhash.pairs_recall below 1), against their own serial run
+-- (the 128- and 256-bit forms)
+DELETE FROM answers;
+SET simhash.pairs_recall = 0.9;
+SET simhash.band_workers = 0;
+SELECT record_answers('serial', '2%');
+SELECT record_answers('serial', '1%');
+SET simhash.band_workers = 2;
+SET parallel_leader_participation = off;
+SELECT record_answers('band workers, bands', '2%');
+SELECT record_answers('band workers, bands', '1%');
+SELECT label, (compare(label)).* FROM (VALUES ('band workers, bands')) l(label);
+RESET simhash.pairs_recall;
+
+-- rows spilled to a temporary file are enumerated by the leader alone
+SET work_mem = '64kB';
+SET client_min_messages = debug1;
+SELECT count(*) FROM simhash_pairs('SELECT v.id * 10 + g, v.fp FROM verify_parallel.vp v, generate_series(0, 9) g', 3);
+RESET client_min_messages;
+RESET work_mem;
+
+-- simhash_mark_duplicates with band workers, without and with a rank: the
+-- marks of a serial run
+SET simhash.band_workers = 0;
+SELECT simhash_mark_duplicates('marks', 'body', 'dup', 0.7) AS serial_marked;
+CREATE TABLE serial_marks_07 AS SELECT id, dup FROM marks;
+SELECT simhash_mark_duplicates('marks', 'body', 'dup', 0.7, '-length(body)') AS serial_ranked;
+CREATE TABLE serial_ranked AS SELECT id, dup FROM marks;
+SET simhash.band_workers = 2;
+SELECT simhash_mark_duplicates('marks', 'body', 'dup', 0.7) AS parallel_marked;
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.dup IS DISTINCT FROM m.dup) AS mismatches
+FROM marks m JOIN serial_marks_07 s USING (id);
+SELECT simhash_mark_duplicates('marks', 'body', 'dup', 0.7, '-length(body)') AS parallel_ranked;
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.dup IS DISTINCT FROM m.dup) AS mismatches
+FROM marks m JOIN serial_ranked s USING (id);
+-- (the rank changes the kept rows)
+SELECT count(*) FILTER (WHERE r.dup IS DISTINCT FROM s.dup) > 0 AS rank_changes_marks
+FROM serial_marks_07 s JOIN serial_ranked r USING (id);
+
+-- an error in a band worker reaches the caller with its SQLSTATE, and
+-- leaves nothing behind
+SET simhash.band_test_error = 2;
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1 FROM verify_parallel.vp', 80);
+SELECT count(*) FROM simhash_dedup('SELECT id, h0, h1, body FROM verify_parallel.vp', 80, 0.5, 3, 'auto');
+\set VERBOSITY default
+RESET simhash.band_test_error;
+SELECT * FROM leftovers();
+-- a statement timeout cancels the band workers in the middle of their
+-- tables: 20,000 random 256-bit fingerprints within 100 bits make 101
+-- tables of 3-bit keys, each comparing an eighth of all pairs (half a
+-- minute serially)
+CREATE TABLE rnd AS SELECT i AS id, md5(i::text)::simhash128 AS h0, md5((-i)::text)::simhash128 AS h1
+FROM generate_series(1, 20000) i;
+SET statement_timeout = '1s';
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1 FROM verify_parallel.rnd', 100);
+\set VERBOSITY default
+RESET statement_timeout;
+SELECT * FROM leftovers();
+RESET parallel_leader_participation;
+RESET simhash.band_workers;
+RESET simhash.verify_workers;
 
 SET client_min_messages = warning;
 DROP SCHEMA verify_parallel CASCADE;

@@ -2,13 +2,15 @@
  * init.c
  *	  The library's start: _PG_init() defines the extension's settings
  *	  (simhash.max_distance, simhash.similarity_threshold,
- *	  simhash.pairs_recall, simhash.tail_cache_size,
- *	  and simhash.vacuum_test_lock for tests),
+ *	  simhash.pairs_recall, simhash.verify_workers, simhash.band_workers,
+ *	  simhash.tail_cache_size, and simhash.vacuum_test_lock and
+ *	  simhash.band_test_error for tests),
  *	  installs the % operator's planner hook and registers the hamming
  *	  access method's reloptions.
  */
 #include "settings.h"
 #include "hamming.h"
+#include "pairs.h"
 #include "verify_parallel.h"
 
 #include "postmaster/bgworker_internals.h"
@@ -54,6 +56,14 @@ _PG_init(void)
 							-1, -1, MAX_PARALLEL_WORKER_LIMIT,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.band_workers",
+							"Parallel workers that share the tables or bands of the whole-table functions.",
+							"-1 (the default) starts up to max_parallel_workers_per_gather workers when the rows times the tables reach 10 million; "
+							"0 starts none; a positive number starts that many whatever the number of rows (never more than the tables).",
+							&simhash_band_workers,
+							-1, -1, MAX_PARALLEL_WORKER_LIMIT,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("simhash.tail_cache_size",
 							"Memory in which a backend keeps the full tail pages and the block maps of hamming indexes for its lookups.",
 							"0 keeps none: every lookup that probes an index reads its whole tail, and each scan of a merged index its block map.",
@@ -65,6 +75,13 @@ _PG_init(void)
 							"For tests: VACUUM of a hamming index waits for the advisory lock of this number after each tail page it changes.",
 							"0 (the default) never waits.",
 							&simhash_vacuum_test_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.band_test_error",
+							"For tests: a parallel worker of the whole-table functions raises an error after it enumerates the table of this number.",
+							"0 (the default) never does.",
+							&simhash_band_test_error,
 							0, 0, INT_MAX,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);

@@ -14,6 +14,7 @@
  *	                    for the recall that simhash.pairs_recall asks
  *	  pairs_engine.c    the permuted tables: plan, enumerate every pair within
  *	                    k bits once; a call's beginning and end, per-id tables
+ *	  pairs_parallel.c  the tables shared among parallel workers
  *	  pairs_sql.c       the SQL functions, on top of the engine
  *
  * All three read "SELECT id, fingerprint" through an SPI cursor and enumerate
@@ -57,6 +58,7 @@
 #include "simhash.h"
 
 #include "lib/hyperloglog.h"
+#include "port/atomics.h"
 #include "storage/buffile.h"
 #include "utils/hsearch.h"
 #include "utils/resowner.h"
@@ -119,10 +121,11 @@ typedef struct PairsLink
 /* the collapse writes links over the rows it has read (no larger) */
 StaticAssertDecl(sizeof(PairsLink) == sizeof(PairsRow), "a link takes the place of a row");
 
+typedef struct PairsState PairsState;
 typedef void (*PairsCallback) (int64 id_a, int64 id_b, int distance, void *arg);
 typedef void (*PairsRowCallback) (int64 id, int64 rep, void *arg);
 
-typedef struct PairsState
+struct PairsState
 {
 	const char *fname;			/* SQL name of the caller, for messages */
 	Oid			fn_oid;
@@ -170,6 +173,12 @@ typedef struct PairsState
 	int			table;			/* 1-based, while enumerating */
 	int			share;			/* with shares > 1, only the tables t with */
 	int			shares;			/* (t - 1) % shares = share are enumerated */
+	/* with parallel workers (pairs_parallel.c), of those only the tables */
+	pg_atomic_uint32 *next_table;	/* this process claims from this counter */
+	int			claimed;		/* the last table it claimed, numbered
+								 * among the tables of the share */
+	void		(*table_done) (PairsState *st); /* after each of its tables */
+	void	   *table_done_arg;
 	int			block_shift[SIMHASH_BITS];
 	uint64		block_mask[SIMHASH_BITS];
 
@@ -179,7 +188,7 @@ typedef struct PairsState
 
 	int64		comparisons;	/* since the last look at the clock */
 	TimestampTz next_notice;
-} PairsState;
+};
 
 /* murmur3's 64-bit finalizer: a hash of keys and fingerprints */
 static inline uint64
@@ -279,8 +288,14 @@ extern void pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fna
 						bool with_body);
 extern void pairs_end(PairsState *st);
 extern void pairs_enumerate(PairsState *st, PairsCallback emit, void *arg);
+extern void pairs_tables(PairsState *st);
 extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);
 extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
 extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);
+
+/* pairs_parallel.c */
+extern int	simhash_band_workers;
+extern int	simhash_band_test_error;
+extern bool pairs_parallel_tables(PairsState *st);
 
 #endif							/* SIMHASH_PAIRS_H */

@@ -203,29 +203,63 @@ pairs_scan_runs(PairsState *st, const PairsKey *keyp, const PairsRow *rows, int6
 }
 
 /*
- * does the current table belong to the share of the tables this call
- * enumerates (simhash_pairs_share)?  Each pair is emitted by its first table
- * only, so the shares of a plan emit disjoint sets of pairs whose union is
- * every pair.
+ * Is the current table one this process enumerates?  With shares > 1, only
+ * the tables of its share (simhash_pairs_share); each pair is emitted by its
+ * first table only, so the shares of a plan emit disjoint sets of pairs
+ * whose union is every pair.  With parallel workers, of those only the
+ * tables it claims from the shared counter: the counter numbers the tables
+ * of the share (1, 2, ...), and a process that reaches a table of the share
+ * after the last one it claimed claims the next number.  It passes every
+ * table of the share in order, so the number it claims is never below the
+ * table it reaches, and each table goes to exactly one process.
  */
 static inline bool
-pairs_table_in_share(const PairsState *st)
+pairs_table_mine(PairsState *st)
 {
-	return st->shares <= 1 || (st->table - 1) % st->shares == st->share;
+	int			number = st->table;	/* among the tables of the share */
+
+	if (st->shares > 1)
+	{
+		if ((st->table - 1) % st->shares != st->share)
+			return false;
+		number = (st->table - 1) / st->shares + 1;
+	}
+	if (st->next_table == NULL)
+		return true;
+	if (st->claimed < number)
+		st->claimed = (int) pg_atomic_fetch_add_u32(st->next_table, 1) + 1;
+	return st->claimed == number;
+}
+
+/* the rows grouped by the current table's key, their pairs emitted */
+static void
+pairs_table(PairsState *st, const PairsKey *key)
+{
+	pairs_group(st, key, pairs_scan_runs);
+	if (st->table_done != NULL)
+		st->table_done(st);
 }
 
 /* calls emit(id_a, id_b, distance, arg) once for every pair within k bits */
 void
 pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 {
-	int			blocks[SIMHASH_BITS];
-	int			m = st->keyblocks;
-	int			i;
-
 	st->emit = emit;
 	st->emit_arg = arg;
 	if (st->ntotal < 2)
 		return;
+	if (!pairs_parallel_tables(st))
+		pairs_tables(st);
+}
+
+/* the pairs of the tables this process enumerates (pairs_table_mine) */
+void
+pairs_tables(PairsState *st)
+{
+	int			blocks[SIMHASH_BITS];
+	int			m = st->keyblocks;
+	int			i;
+
 	if (st->bands != NULL)
 	{
 		for (st->table = 1; st->table <= st->ntables; st->table++)
@@ -234,10 +268,10 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 
 			const uint64 *mask = st->bands->masks + (Size) (st->table - 1) * st->bands->words;
 
-			if (!pairs_table_in_share(st))
+			if (!pairs_table_mine(st))
 				continue;
 			pairs_mask_key(mask, st->bands->words, &key);
-			pairs_group(st, &key, pairs_scan_runs);
+			pairs_table(st, &key);
 		}
 		return;
 	}
@@ -249,10 +283,10 @@ pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
 	{
 		PairsKey	key;
 
-		if (pairs_table_in_share(st))
+		if (pairs_table_mine(st))
 		{
 			pairs_table_key(st, blocks, &key);
-			pairs_group(st, &key, pairs_scan_runs);
+			pairs_table(st, &key);
 		}
 
 		for (i = m - 1; i >= 0 && blocks[i] == st->nblocks - m + i; i--)

@@ -7,6 +7,9 @@
  *	  (pairs_band.c); simhash.similarity_threshold, the threshold of the
  *	  ~= operator on texts (neardup.c); simhash.tail_cache_size, the memory of the tail pages
  *	  a backend keeps for hamming index lookups (hamming_tail_cache.c).
+ *	  The workers' settings are declared with their code:
+ *	  simhash.verify_workers in verify_parallel.h, simhash.band_workers and
+ *	  simhash.band_test_error in pairs.h.
  */
 #ifndef SIMHASH_SETTINGS_H
 #define SIMHASH_SETTINGS_H

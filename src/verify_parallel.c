@@ -136,28 +136,34 @@ verify_parallel_main(dsm_segment *seg, shm_toc *toc)
 	shm_mq_detach(in);
 }
 
-/* the workers to ask for, for ntexts texts */
-static int
-verify_workers_wanted(int64 ntexts)
+/*
+ * The workers to ask for, by a setting of the simhash.verify_workers kind:
+ * -1 max_parallel_workers_per_gather when there is enough work, 0 none, a
+ * positive number that many.  None inside a parallel operation.
+ */
+int
+simhash_workers_wanted(int setting, bool enough)
 {
 	if (IsInParallelMode() || IsParallelWorker() || !IsUnderPostmaster)
 		return 0;
-	if (simhash_verify_workers >= 0)
-		return simhash_verify_workers;
-	return ntexts >= VERIFY_PARALLEL_MIN_TEXTS ? max_parallel_workers_per_gather : 0;
+	if (setting >= 0)
+		return setting;
+	return enough ? max_parallel_workers_per_gather : 0;
 }
 
-static void
-verify_workers_destroy(VerifyWorkers *w)
+/* ends a parallel context of the extension and the parallel mode it began in */
+void
+simhash_parallel_end(ParallelContext *pcxt)
 {
-	DestroyParallelContext(w->pcxt);
+	DestroyParallelContext(pcxt);
 	ExitParallelMode();
 }
 
 VerifyWorkers *
 verify_workers_begin(const Shingling *sh, int64 ntexts, VerifyStoreFn store, void *arg)
 {
-	int			nworkers = verify_workers_wanted(ntexts);
+	int			nworkers = simhash_workers_wanted(simhash_verify_workers,
+												  ntexts >= VERIFY_PARALLEL_MIN_TEXTS);
 	VerifyWorkers *w;
 	Shingling  *shared;
 	char	   *queues;
@@ -178,7 +184,7 @@ verify_workers_begin(const Shingling *sh, int64 ntexts, VerifyStoreFn store, voi
 	if (w->pcxt->seg == NULL)
 	{
 		/* no dynamic shared memory: serially */
-		verify_workers_destroy(w);
+		simhash_parallel_end(w->pcxt);
 		return NULL;
 	}
 	shared = shm_toc_allocate(w->pcxt->toc, sizeof(Shingling));
@@ -208,7 +214,7 @@ verify_workers_begin(const Shingling *sh, int64 ntexts, VerifyStoreFn store, voi
 							 w->nworkers, nworkers, (long long) ntexts)));
 	if (w->nworkers == 0)
 	{
-		verify_workers_destroy(w);
+		simhash_parallel_end(w->pcxt);
 		return NULL;
 	}
 	for (i = 0; i < w->nworkers; i++)
@@ -241,36 +247,75 @@ verify_worker_gone(VerifyWorkers *w)
 			 errmsg("a parallel worker of the verification exited before it tokenized every text it was sent")));
 }
 
-/* hands the sets that came back to store(), without waiting; true if any did */
-static bool
-verify_workers_collect(VerifyWorkers *w)
+/*
+ * Hands every message waiting in the queues mq[0..n) to fn(data, nbytes,
+ * arg), without waiting; finished[i] once queue i's sender detached.  True
+ * if any message came or any queue finished (a wait for the next message
+ * would then wait for a sender that is gone).
+ */
+bool
+simhash_queues_collect(shm_mq_handle **mq, bool *finished, int n, SimhashMessageFn fn, void *arg)
 {
 	bool		progress = false;
 	int			i;
 
-	for (i = 0; i < w->nworkers; i++)
+	for (i = 0; i < n; i++)
 	{
-		while (!w->finished[i])
+		while (!finished[i])
 		{
 			Size		nbytes;
 			void	   *data;
-			shm_mq_result res = shm_mq_receive(w->out[i], &nbytes, &data, true);
-			int64		id;
+			shm_mq_result res = shm_mq_receive(mq[i], &nbytes, &data, true);
 
 			if (res == SHM_MQ_WOULD_BLOCK)
 				break;
+			progress = true;
 			if (res == SHM_MQ_DETACHED)
 			{
-				w->finished[i] = true;
+				finished[i] = true;
 				break;
 			}
-			memcpy(&id, data, sizeof(int64));
-			w->store(id, (char *) data + sizeof(int64), (nbytes - sizeof(int64)) / sizeof(int64), w->arg);
-			w->received++;
-			progress = true;
+			fn(data, nbytes, arg);
 		}
 	}
 	return progress;
+}
+
+/* the same until every sender detached, sleeping while no message comes */
+void
+simhash_queues_drain(shm_mq_handle **mq, bool *finished, int n, SimhashMessageFn fn, void *arg)
+{
+	for (;;)
+	{
+		bool		all = true;
+		int			i;
+
+		for (i = 0; i < n; i++)
+			all &= finished[i];
+		if (all)
+			return;
+		if (!simhash_queues_collect(mq, finished, n, fn, arg))
+			simhash_workers_wait();
+	}
+}
+
+/* a set that came back, to store() */
+static void
+verify_workers_store(const void *data, Size nbytes, void *arg)
+{
+	VerifyWorkers *w = (VerifyWorkers *) arg;
+	int64		id;
+
+	memcpy(&id, data, sizeof(int64));
+	w->store(id, (const char *) data + sizeof(int64), (nbytes - sizeof(int64)) / sizeof(int64), w->arg);
+	w->received++;
+}
+
+/* hands the sets that came back to store(), without waiting; true if any did */
+static bool
+verify_workers_collect(VerifyWorkers *w)
+{
+	return simhash_queues_collect(w->out, w->finished, w->nworkers, verify_workers_store, w);
 }
 
 /* goes on sending worker i its pending message; true once the queue took it */
@@ -292,8 +337,8 @@ verify_workers_flush(VerifyWorkers *w, int i)
 }
 
 /* sleeps until a queue moves, then handles interrupts and the workers' messages */
-static void
-verify_workers_wait(void)
+void
+simhash_workers_wait(void)
 {
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, 0, WAIT_EVENT_MESSAGE_QUEUE_RECEIVE);
 	ResetLatch(MyLatch);
@@ -333,7 +378,7 @@ verify_workers_send(VerifyWorkers *w, int64 id, const char *data, Size len)
 			w->by_leader++;
 			return false;
 		}
-		verify_workers_wait();
+		simhash_workers_wait();
 	}
 }
 
@@ -350,7 +395,7 @@ verify_workers_end(VerifyWorkers *w)
 		for (i = 0; i < w->nworkers; i++)
 			flushed &= verify_workers_flush(w, i);
 		if (!verify_workers_collect(w) && !flushed)
-			verify_workers_wait();
+			simhash_workers_wait();
 	}
 	for (i = 0; i < w->nworkers; i++)
 	{
@@ -358,17 +403,7 @@ verify_workers_end(VerifyWorkers *w)
 		w->in[i] = NULL;
 	}
 	/* the last sets: a worker detaches once it answered every text */
-	for (;;)
-	{
-		bool		all = true;
-
-		for (i = 0; i < w->nworkers; i++)
-			all &= w->finished[i];
-		if (all)
-			break;
-		if (!verify_workers_collect(w))
-			verify_workers_wait();
-	}
+	simhash_queues_drain(w->out, w->finished, w->nworkers, verify_workers_store, w);
 	/* raises a worker's error, if any */
 	WaitForParallelWorkersToFinish(w->pcxt);
 	if (w->received != w->sent)
@@ -376,5 +411,5 @@ verify_workers_end(VerifyWorkers *w)
 	ereport(DEBUG1,
 			(errmsg_internal("simhash verification: %lld texts tokenized by %d parallel workers, %lld by the leader",
 							 (long long) w->received, w->nworkers, (long long) w->by_leader)));
-	verify_workers_destroy(w);
+	simhash_parallel_end(w->pcxt);
 }

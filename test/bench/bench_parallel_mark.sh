@@ -14,14 +14,18 @@
 #   SELECT simhash_mark_duplicates('docs', 'body', 'dup');
 #
 # in a new backend, alternately
-#   serial    max_parallel_workers_per_gather = 0, simhash.verify_workers = 0
+#   serial    max_parallel_workers_per_gather = 0, simhash.verify_workers = 0,
+#             simhash.band_workers = 0
 #   parallel  max_parallel_workers_per_gather = 2 (the fingerprints by
-#             parallel query, the texts of the verification by workers)
+#             parallel query, the bands of the candidates and the texts of
+#             the verification by workers)
 # MARK_RUNS times each (default 3).  Reported: each run with its phases (from
 # the call's DEBUG messages) and the workers that ran, the medians, the ratio
 # parallel / serial, and whether every parallel run marked exactly the rows
 # of the first serial run with the same kept rows.  As root it installs what
-# it needs, as test/run-tests.sh does.  Output in test/out/bench_parallel_mark.md.
+# it needs, as test/run-tests.sh does.  Output in test/out/bench_parallel_mark.md,
+# and the DEBUG lines of the last run of each mode in
+# test/out/bench_parallel_mark.{serial,parallel}.debug.
 set -euo pipefail
 
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
@@ -49,16 +53,17 @@ run() {
 phase() { grep -o "$1" "$work/debug" | grep -o '[0-9][0-9.]*' | "${2:-head}" -1 || true; }
 
 mark_header "simhash_mark_duplicates on $n generated documents, serial and parallel" \
-	"| run | mode | seconds | fingerprints s | fingerprint workers | duplicates s | verification workers | texts by workers | rows marked | same marks as serial |" \
-	"|---:|---|---:|---:|---:|---:|---:|---:|---:|---|" >"$out"
+	"| run | mode | seconds | fingerprints s | fingerprint workers | duplicates s | band workers | bands by workers | verification workers | texts by workers | rows marked | same marks as serial |" \
+	"|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|" >"$out"
 for r in $(seq 1 "$runs"); do
 	for mode in serial parallel; do
 		if [ "$mode" = serial ]; then
-			settings="-c max_parallel_workers_per_gather=0 -c simhash.verify_workers=0"
+			settings="-c max_parallel_workers_per_gather=0 -c simhash.verify_workers=0 -c simhash.band_workers=0"
 		else
 			settings="-c max_parallel_workers_per_gather=2"
 		fi
 		read -r s marked < <(run "$settings")
+		cp "$work/debug" "test/out/bench_parallel_mark.$mode.debug"
 		times[$mode]="${times[$mode]:-} $s"
 		if [ "$mode" = serial ] && [ "$r" = 1 ]; then
 			psql -X -q -c "CREATE TABLE serial_marks AS SELECT id, dup FROM docs"
@@ -68,9 +73,11 @@ for r in $(seq 1 "$runs"); do
 		else
 			same=NO
 		fi
-		printf '| %d | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$mode" "$s" \
+		printf '| %d | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$mode" "$s" \
 			"$(phase 'with content in [0-9.]* s')" "$(phase '[0-9]* parallel workers$')" \
 			"$(phase 'duplicates within .* in [0-9.]* s$' tail)" \
+			"$(phase '[0-9]* of [0-9]* parallel workers started for')" \
+			"$(phase '[0-9]* tables enumerated by')" \
 			"$(phase '[0-9]* of [0-9]* parallel workers launched')" \
 			"$(phase '[0-9]* texts tokenized by')" "$marked" "$same" | tee -a "$out" >&2
 	done
