@@ -320,6 +320,14 @@ marked() {
 	loc=$(q -c "SELECT simhash_mark_duplicates('${t}_loc', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM ${t}_loc" | paste -sd ' ')
 	if [ "$dist" = "$loc" ] && [ "${loc%% *}" -gt 0 ] 2>/dev/null; then pass "$1 (${loc% *})"; else fail "$1" "distributed '$dist', local '$loc'"; fi
 }
+# distribute TABLE...: each TABLE, of 32 shards by its id, a copy of TABLE_loc
+distribute() {
+	local t
+	for t in "$@"; do
+		q -c "SET citus.shard_count = 32" -c "CREATE TABLE $t (LIKE ${t}_loc INCLUDING ALL)" \
+			-c "SELECT create_distributed_table('$t', 'id')" -c "INSERT INTO $t SELECT * FROM ${t}_loc" >/dev/null
+	done
+}
 # the same rows keyed by a uuid (mku) and by a text (mkt, whose order is not
 # the numbers'), n the number of the row in mk
 q >/dev/null <<'SQL'
@@ -327,14 +335,8 @@ CREATE TABLE mku_loc (id uuid PRIMARY KEY, n bigint, body text, created int, dup
 INSERT INTO mku_loc SELECT md5(id::text)::uuid, id, body, created FROM mk_loc;
 CREATE TABLE mkt_loc (id text PRIMARY KEY, n bigint, body text, created int, dup text);
 INSERT INTO mkt_loc SELECT 'doc-' || id, id, body, created FROM mk_loc;
-SET citus.shard_count = 32;
-CREATE TABLE mku (LIKE mku_loc INCLUDING ALL);
-SELECT create_distributed_table('mku', 'id');
-INSERT INTO mku SELECT * FROM mku_loc;
-CREATE TABLE mkt (LIKE mkt_loc INCLUDING ALL);
-SELECT create_distributed_table('mkt', 'id');
-INSERT INTO mkt SELECT * FROM mkt_loc;
 SQL
+distribute mku mkt
 marked "marks = the single-node call" "'body', 'dup'"
 out=$(q -c "SET client_min_messages = debug1" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
 if grep -q "candidates within 49 bits, bands at recall 0.99" <<<"$out" && grep -q "duplicates linked on the coordinator" <<<"$out"; then
@@ -389,13 +391,8 @@ INSERT INTO mke_loc SELECT (s || (10 - (SELECT sum(substr(s, i, 1)::int * (3 - 2
 	id, body, created FROM (SELECT '200' || lpad((id * 7919)::text, 9, '0') AS s, * FROM mk_loc) AS m;
 CREATE TABLE mkc_loc (id char(6) PRIMARY KEY, n bigint, body text, created int, dup char(6));
 INSERT INTO mkc_loc SELECT 'k' || lpad(id::text, 5, '0'), id, body, created FROM mk_loc;
-CREATE TABLE mke (LIKE mke_loc INCLUDING ALL);
-SELECT create_distributed_table('mke', 'id');
-INSERT INTO mke SELECT * FROM mke_loc;
-CREATE TABLE mkc (LIKE mkc_loc INCLUDING ALL);
-SELECT create_distributed_table('mkc', 'id');
-INSERT INTO mkc SELECT * FROM mkc_loc;
 SQL
+distribute mke mkc
 marked "ean13 key (isn): marks = the single-node call" "'body', 'dup'" mke
 shared "ean13 key, keys that share a hash" mke 11 NULL
 marked "char(6) key: marks with a rank = the single-node call" "'body', 'dup', rank => 'created'" mkc
