@@ -1048,6 +1048,12 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	-- writers wait for the call: the steps read the table in several statements
+	IF NOT pg_catalog.has_table_privilege(tbl, 'UPDATE, DELETE, TRUNCATE') THEN
+		RAISE EXCEPTION 'permission denied for table %', tbl
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'On a table that Citus distributes, the call locks the table against writes (LOCK TABLE ... IN SHARE ROW EXCLUSIVE MODE) until its transaction ends.',
+				  HINT = 'The lock takes UPDATE, DELETE or TRUNCATE on the table itself; UPDATE on the mark column alone is not enough.';
+	END IF;
 	EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
 	SELECT pg_catalog.array_agg(pg_catalog.format('OPERATOR(%I.%s)', n.nspname, o.oprname) ORDER BY p.amopstrategy) INTO key_ops
 	  FROM pg_catalog.pg_index AS i

@@ -408,6 +408,15 @@ done
 out=$(q -c "SET lock_timeout = '200ms'" -c "INSERT INTO mkc (id, n, body) VALUES ('z00001', 0, 'a row written during the call')" 2>&1 || true)
 wait "$holder" || true
 if grep -q "lock timeout" <<<"$out"; then pass "a write waits for the call's transaction"; else fail "a write waits for the call's transaction" "$out"; fi
+# the lock takes UPDATE, DELETE or TRUNCATE on the table: a role with UPDATE
+# on the mark column only is told so
+out=$(q -c "\set VERBOSITY verbose" -c "CREATE ROLE mk_col" -c "GRANT SELECT, UPDATE (dup) ON mkc TO mk_col" \
+	-c "GRANT CREATE ON SCHEMA public TO mk_col" -c "SET ROLE mk_col" -c "SELECT simhash_mark_duplicates('mkc', 'body', 'dup')" 2>&1 || true)
+if grep -q "ERROR:  42501: permission denied for table mkc" <<<"$out" && grep -q "^HINT:  The lock takes UPDATE, DELETE or TRUNCATE" <<<"$out"; then
+	pass "UPDATE on the mark column only: 42501, the lock's privileges in the hint"
+else
+	fail "UPDATE on the mark column only" "$(head -c 300 <<<"$out")"
+fi
 # a query-text form on the distributed table: each shard runs the query as
 # written (the fingerprints there), every row comes to the coordinator (the
 # verified form reads the query twice: the fingerprints, then the bodies),
