@@ -1512,13 +1512,18 @@ COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer)
 -- simhash_mark_distributed(tbl, key_column, body_column, min_similarity,
 -- radius, rank, id_bits): the duplicates of simhash_mark_duplicates() on a
 -- table that Citus distributes by its primary key, found on the workers, into
--- pg_temp.simhash_mark_dups (k, kept); returns their number.  Each step is a
--- distributed statement (the scratch tables are unlogged distributed tables
--- in tbl's schema, dropped at the end):
+-- pg_temp.simhash_mark_dups (k, kept); returns their number.  The table is
+-- locked against writes (SHARE ROW EXCLUSIVE) for the transaction: every step
+-- reads the same rows.  Keys are compared by the equality and order of the
+-- primary key's operator family, and keep their type, typmod and collation.
+-- Each step is a distributed statement (the scratch tables are unlogged
+-- distributed tables in tbl's schema, dropped at the end):
 --   0. the rows are enumerated by bigint ids: an integer key is its own id;
---      another key's id is the hash of its text (id_bits bits, 63 but for
---      tests), and the keys that share a hash get negative ids; the map of
---      ids to keys stays on the workers, distributed by id (a shard a worker)
+--      another key's id is its hash (the type's extended hash function, or
+--      the hash of its text for a type without one; id_bits bits, 63 but for
+--      tests), and the keys that share a hash get negative ids in key order,
+--      held in a table beside tbl's shards; the map of ids to keys stays on
+--      the workers, distributed by id (a shard a worker)
 --   1. every worker fingerprints its shards and sends (id, fp0, fp1) of each
 --      row with content to every worker: one shard per worker of a table
 --      distributed by a copy number (a repartitioned INSERT .. SELECT)
@@ -1544,12 +1549,19 @@ DECLARE
 		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 		WHERE c.oid OPERATOR(pg_catalog.=) tbl);
 	rows_query pg_catalog.text;
-	-- the id of the row t: its key, or the hash of the key's text
+	-- the key's <, = and > of its primary key's operator family, as OPERATOR(...)
+	key_ops pg_catalog.text[];
+	-- the id of the row t: its key, or its hash (or s.id, a hash it shares)
 	id_of pg_catalog.text;
+	-- the rows of step 1: t, joined to the keys that share a hash
+	fps_from pg_catalog.text := tbl::pg_catalog.text OPERATOR(pg_catalog.||) ' AS t';
 	key_type pg_catalog.regtype := (SELECT a.atttypid FROM pg_catalog.pg_attribute AS a
 		WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) key_column);
 	mapped boolean := NOT key_type OPERATOR(pg_catalog.=) ANY ('{int2,int4,int8}'::pg_catalog.regtype[]);
 	shared pg_catalog.text;
+	nshared pg_catalog.int8 := 0;
+	-- the keys' hash, of t.%I
+	hash_of pg_catalog.text;
 	pairs_query pg_catalog.text;
 	nworkers pg_catalog.int4;
 	copies pg_catalog.int4[];
@@ -1568,6 +1580,23 @@ BEGIN
 		RAISE EXCEPTION 'id_bits must be between 1 and 63, not %', id_bits
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
+	-- writers wait for the call: the steps read the table in several statements
+	IF NOT pg_catalog.has_table_privilege(tbl, 'UPDATE, DELETE, TRUNCATE') THEN
+		RAISE EXCEPTION 'permission denied for table %', tbl
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'On a table that Citus distributes, the call locks the table against writes (LOCK TABLE ... IN SHARE ROW EXCLUSIVE MODE) until its transaction ends.',
+				  HINT = 'The lock takes UPDATE, DELETE or TRUNCATE on the table itself; UPDATE on the mark column alone is not enough.';
+	END IF;
+	EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+	SELECT pg_catalog.array_agg(pg_catalog.format('OPERATOR(%I.%s)', n.nspname, o.oprname) ORDER BY p.amopstrategy) INTO key_ops
+	  FROM pg_catalog.pg_index AS i
+	  JOIN pg_catalog.pg_opclass AS c ON c.oid OPERATOR(pg_catalog.=) i.indclass[0]
+	  JOIN pg_catalog.pg_amop AS p ON p.amopfamily OPERATOR(pg_catalog.=) c.opcfamily
+		AND p.amoplefttype OPERATOR(pg_catalog.=) c.opcintype AND p.amoprighttype OPERATOR(pg_catalog.=) c.opcintype
+		AND p.amopstrategy OPERATOR(pg_catalog.=) ANY ('{1,3,5}'::pg_catalog.int2[])
+	  JOIN pg_catalog.pg_operator AS o ON o.oid OPERATOR(pg_catalog.=) p.amopopr
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) o.oprnamespace
+	 WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisprimary;
 	-- a row of the table as the steps below read it: its key, body and rank
 	rows_query := pg_catalog.format('SELECT t.%1$I AS k, t.%2$I::pg_catalog.text AS b, %3$s AS r FROM %4$s AS t',
 		key_column, body_column,
@@ -1580,30 +1609,38 @@ BEGIN
 	-- 0. the ids
 	phase := pg_catalog.clock_timestamp();
 	IF mapped THEN
-		id_of := pg_catalog.format('(pg_catalog.hashtextextended(t.%I::pg_catalog.text, 0) OPERATOR(pg_catalog.&) %s)',
-			key_column, 9223372036854775807::pg_catalog.int8 OPERATOR(pg_catalog.>>) (63 OPERATOR(pg_catalog.-) id_bits));
+		-- the type's own extended hash when it has one (a NULL tells), else its text's
+		BEGIN
+			EXECUTE pg_catalog.format('SELECT pg_catalog.hash_record_extended(ROW(NULL::%s), 0)', key_type);
+			hash_of := 'pg_catalog.hash_record_extended(ROW(t.%I), 0)';
+		EXCEPTION WHEN undefined_function THEN
+			hash_of := 'pg_catalog.hashtextextended(t.%I::pg_catalog.text, 0)';
+		END;
+		id_of := pg_catalog.format('(%s OPERATOR(pg_catalog.&) %s)', pg_catalog.format(hash_of, key_column),
+			9223372036854775807::pg_catalog.int8 OPERATOR(pg_catalog.>>) (63 OPERATOR(pg_catalog.-) id_bits));
 		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_ids AS SELECT 0::pg_catalog.int8 AS id, t.k FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
 		-- (one shard per worker, as the fingerprints: few tasks to repartition)
 		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_ids', 'id', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
 		EXECUTE pg_catalog.format('INSERT INTO %1$s_ids SELECT %2$s, t.%3$I FROM %4$s AS t WHERE t.%5$I IS NOT NULL',
 			scratch, id_of, key_column, tbl, body_column);
-		-- the keys that share a hash (none, nearly always): -1, -2, ... in key order
-		EXECUTE pg_catalog.format(
-			'SELECT pg_catalog.array_agg(i.k ORDER BY i.k)::pg_catalog.text FROM %1$s_ids AS i '
-			'WHERE i.id IN (SELECT j.id FROM %1$s_ids AS j GROUP BY j.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1)',
-			scratch) INTO shared;
-		IF shared IS NOT NULL THEN
+		-- the keys that share a hash (none, nearly always): -1, -2, ... in key
+		-- order, in a table colocated with tbl (step 1 joins it) and in the map
+		shared := pg_catalog.format('SELECT j.id FROM %1$s_ids AS j GROUP BY j.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1', scratch);
+		EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %1$s_ids AS i WHERE i.id OPERATOR(pg_catalog.=) ANY (%2$s)', scratch, shared)
+		   INTO nshared;
+		IF nshared OPERATOR(pg_catalog.>) 0 THEN
+			EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_shared AS SELECT t.k, 0::pg_catalog.int8 AS id FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
+			PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_shared', 'k', colocate_with => tbl::pg_catalog.text);
 			EXECUTE pg_catalog.format(
-				'CREATE TEMPORARY TABLE simhash_mark_shared AS SELECT -s.n AS id, s.k FROM pg_catalog.unnest(%1$L::%2$s[]) WITH ORDINALITY AS s(k, n)',
-				shared, key_type);
-			EXECUTE pg_catalog.format('DELETE FROM %1$s_ids WHERE k IN (SELECT s.k FROM pg_temp.simhash_mark_shared AS s)', scratch);
-			EXECUTE pg_catalog.format('INSERT INTO %1$s_ids SELECT s.id, s.k FROM pg_temp.simhash_mark_shared AS s', scratch);
-			DROP TABLE pg_temp.simhash_mark_shared;
-			id_of := pg_catalog.format('COALESCE(-pg_catalog.array_position(%1$L::%2$s[], t.%3$I), %4$s)',
-				shared, key_type,
-				key_column, id_of);
+				'INSERT INTO %1$s_shared SELECT s.k, OPERATOR(pg_catalog.-) pg_catalog.row_number() OVER (ORDER BY s.k USING %3$s) '
+				'FROM (SELECT i.k FROM %1$s_ids AS i WHERE i.id OPERATOR(pg_catalog.=) ANY (%2$s) OFFSET 0) AS s',
+				scratch, shared, key_ops[1]);
+			EXECUTE pg_catalog.format('DELETE FROM %1$s_ids AS i WHERE i.id OPERATOR(pg_catalog.=) ANY (%2$s)', scratch, shared);
+			EXECUTE pg_catalog.format('INSERT INTO %1$s_ids SELECT s.id, s.k FROM %1$s_shared AS s', scratch);
+			id_of := pg_catalog.format('COALESCE(s.id, %s)', id_of);
+			fps_from := pg_catalog.format('%s AS t LEFT JOIN %s_shared AS s ON s.k %s t.%I', tbl, scratch, key_ops[2], key_column);
 		END IF;
-		RAISE DEBUG 'simhash_mark_duplicates: ids of the keys, % shared a hash, in % s', COALESCE(pg_catalog.cardinality(shared::pg_catalog.text[]), 0),
+		RAISE DEBUG 'simhash_mark_duplicates: ids of the keys, % shared a hash, in % s', nshared,
 			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 	ELSE
 		id_of := pg_catalog.format('t.%I::pg_catalog.int8', key_column);
@@ -1621,12 +1658,12 @@ BEGIN
 		scratch OPERATOR(pg_catalog.||) '_fps') INTO copies;
 	EXECUTE pg_catalog.format(
 		'INSERT INTO %1$s_fps SELECT c.c, %2$s, f[1], f[2] '
-		'FROM %3$s AS t CROSS JOIN LATERAL @extschema@.shingle_simhash256(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS x(f) '
+		'FROM %3$s CROSS JOIN LATERAL @extschema@.shingle_simhash256(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS x(f) '
 		'CROSS JOIN pg_catalog.unnest(%5$L::pg_catalog.int4[]) AS c(c) '
 		'WHERE t.%4$I IS NOT NULL AND CASE WHEN f[1] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'            AND f[2] OPERATOR(@extschema@.=) ''00000000000000000000000000000000''::@extschema@.simhash128 '
 		'       THEN pg_catalog.cardinality(@extschema@.shingle_set(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text)) OPERATOR(pg_catalog.>) 0 ELSE true END',
-		scratch, id_of, tbl, body_column, copies);
+		scratch, id_of, fps_from, body_column, copies);
 	GET DIAGNOSTICS nrows = ROW_COUNT;
 	nrows := nrows OPERATOR(pg_catalog./) pg_catalog.cardinality(copies);
 	RAISE DEBUG 'simhash_mark_duplicates: fingerprints of % rows with content, % copies, in % s', nrows, pg_catalog.cardinality(copies),
@@ -1679,28 +1716,31 @@ BEGIN
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => tbl::pg_catalog.text);
 	EXECUTE pg_catalog.format(
 		'INSERT INTO %1$s_sets SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text), t.r FROM (%2$s) AS t '
-		'WHERE t.k IN (SELECT c.x FROM %1$s_cand AS c)',
-		scratch, rows_query);
+		'WHERE t.k %3$s ANY (SELECT c.x FROM %1$s_cand AS c)',
+		scratch, rows_query, key_ops[2]);
 
 	-- 4. the set of the pair's larger key to the shard of the smaller
 	EXECUTE pg_catalog.format(
-		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x WITH NO DATA',
-		scratch);
+		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x WITH NO DATA',
+		scratch, key_ops[2]);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => tbl::pg_catalog.text);
 	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_sent SELECT c.y, c.x, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.x '
-		'WHERE c.x OPERATOR(pg_catalog.>) c.y',
-		scratch);
+		'INSERT INTO %1$s_sent SELECT c.y, c.x, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x '
+		'WHERE c.x %3$s c.y',
+		scratch, key_ops[2], key_ops[3]);
 
 	-- 5. verified on the shard of the smaller key; the verified pairs to the coordinator
 	EXECUTE pg_catalog.format(
-		'CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT c.ka, s.r AS ra, c.kb, c.rb FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k OPERATOR(pg_catalog.=) c.ka '
+		'CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT c.ka, s.r AS ra, c.kb, c.rb FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k %3$s c.ka '
 		'WHERE @extschema@.shingle_similarity(s.s, c.sb) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
-		scratch, min_similarity);
+		scratch, min_similarity, key_ops[2]);
 	GET DIAGNOSTICS npairs = ROW_COUNT;
 	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
 	IF mapped THEN
 		EXECUTE pg_catalog.format('DROP TABLE %1$s_ids', scratch);
+		IF nshared OPERATOR(pg_catalog.>) 0 THEN
+			EXECUTE pg_catalog.format('DROP TABLE %1$s_shared', scratch);
+		END IF;
 	END IF;
 	RAISE DEBUG 'simhash_mark_duplicates: % verified pairs at similarity % in % s', npairs, min_similarity,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
@@ -1709,19 +1749,22 @@ BEGIN
 	-- the order of (later, earlier) row, a later row not yet dropped is
 	-- dropped for the earliest kept row it pairs with
 	phase := pg_catalog.clock_timestamp();
-	CREATE TEMPORARY TABLE simhash_mark_nodes AS
-	SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k) AS n, s.k FROM (
-		SELECT DISTINCT ON (u.k) u.k, u.r FROM (SELECT p.ka AS k, p.ra AS r FROM pg_temp.simhash_mark_pairs AS p
-												UNION ALL SELECT p.kb, p.rb FROM pg_temp.simhash_mark_pairs AS p) AS u
-		ORDER BY u.k) AS s;
+	EXECUTE pg_catalog.format(
+		'CREATE TEMPORARY TABLE simhash_mark_nodes AS '
+		'SELECT pg_catalog.row_number() OVER (ORDER BY s.r NULLS LAST, s.k USING %1$s) AS n, s.k FROM ('
+		'  SELECT DISTINCT ON (u.k) u.k, u.r FROM (SELECT p.ka AS k, p.ra AS r FROM pg_temp.simhash_mark_pairs AS p'
+		'                                          UNION ALL SELECT p.kb, p.rb FROM pg_temp.simhash_mark_pairs AS p) AS u'
+		'  ORDER BY u.k USING %1$s) AS s',
+		key_ops[1]);
 	GET DIAGNOSTICS nnodes = ROW_COUNT;
 	dropped := pg_catalog.array_fill(false, ARRAY[nnodes::pg_catalog.int4]);
 	kept := pg_catalog.array_fill(NULL::pg_catalog.int8, ARRAY[nnodes::pg_catalog.int4]);
-	FOR lo, hi IN
-		SELECT LEAST(a.n, b.n), GREATEST(a.n, b.n) FROM pg_temp.simhash_mark_pairs AS p
-		  JOIN pg_temp.simhash_mark_nodes AS a ON a.k OPERATOR(pg_catalog.=) p.ka
-		  JOIN pg_temp.simhash_mark_nodes AS b ON b.k OPERATOR(pg_catalog.=) p.kb
-		 ORDER BY 2, 1
+	FOR lo, hi IN EXECUTE pg_catalog.format(
+		'SELECT LEAST(a.n, b.n), GREATEST(a.n, b.n) FROM pg_temp.simhash_mark_pairs AS p '
+		'  JOIN pg_temp.simhash_mark_nodes AS a ON a.k %1$s p.ka '
+		'  JOIN pg_temp.simhash_mark_nodes AS b ON b.k %1$s p.kb '
+		' ORDER BY 2, 1',
+		key_ops[2])
 	LOOP
 		CONTINUE WHEN dropped[hi] OR dropped[lo];
 		dropped[hi] := true;
@@ -1739,7 +1782,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_mark_distributed(regclass, name, name, float8, integer, text, integer) IS
-	'the step of simhash_mark_duplicates() that finds the duplicates of a Citus table distributed by its primary key on the workers, into pg_temp.simhash_mark_dups (k, kept), the rows enumerated by their integer key or by a hash of id_bits bits of the key''s text (63; fewer only to test keys that share a hash); not for calling directly';
+	'the step of simhash_mark_duplicates() that finds the duplicates of a Citus table distributed by its primary key on the workers, into pg_temp.simhash_mark_dups (k, kept), the table locked against writes for the transaction, the rows enumerated by their integer key or by a hash of id_bits bits of the key (its type''s extended hash, or its text''s; 63 bits, fewer only to test keys that share a hash); not for calling directly';
 
 -- simhash_mark_duplicates(tbl, body_column, mark_column, min_similarity,
 -- rank) sets mark_column to the primary key of the kept row for every row
@@ -1946,7 +1989,7 @@ BEGIN
 	-- (on a distributed table, the keys go to the workers as one list)
 	EXECUTE pg_catalog.format(
 		'UPDATE %1$s AS t SET %2$I = NULL WHERE t.%2$I IS NOT NULL AND '
-		|| CASE WHEN distributed THEN 't.%3$I NOT IN (SELECT d.k FROM pg_temp.simhash_mark_dups AS d)'
+		OPERATOR(pg_catalog.||) CASE WHEN distributed THEN 'NOT t.%3$I OPERATOR(%4$s) ANY (SELECT d.k FROM pg_temp.simhash_mark_dups AS d)'
 				ELSE 'NOT EXISTS (SELECT FROM pg_temp.simhash_mark_dups AS d WHERE d.k OPERATOR(%4$s) t.%3$I)' END,
 		tbl, mark_column, key_column, key_eq);
 	GET DIAGNOSTICS cleared = ROW_COUNT;

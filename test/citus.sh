@@ -320,6 +320,14 @@ marked() {
 	loc=$(q -c "SELECT simhash_mark_duplicates('${t}_loc', $2)" -c "SELECT count(dup) || ' ' || md5(string_agg(id || ':' || coalesce(dup::text, '-'), ',' ORDER BY id)) FROM ${t}_loc" | paste -sd ' ')
 	if [ "$dist" = "$loc" ] && [ "${loc%% *}" -gt 0 ] 2>/dev/null; then pass "$1 (${loc% *})"; else fail "$1" "distributed '$dist', local '$loc'"; fi
 }
+# distribute TABLE...: each TABLE, of 32 shards by its id, a copy of TABLE_loc
+distribute() {
+	local t
+	for t in "$@"; do
+		q -c "SET citus.shard_count = 32" -c "CREATE TABLE $t (LIKE ${t}_loc INCLUDING ALL)" \
+			-c "SELECT create_distributed_table('$t', 'id')" -c "INSERT INTO $t SELECT * FROM ${t}_loc" >/dev/null
+	done
+}
 # the same rows keyed by a uuid (mku) and by a text (mkt, whose order is not
 # the numbers'), n the number of the row in mk
 q >/dev/null <<'SQL'
@@ -327,14 +335,8 @@ CREATE TABLE mku_loc (id uuid PRIMARY KEY, n bigint, body text, created int, dup
 INSERT INTO mku_loc SELECT md5(id::text)::uuid, id, body, created FROM mk_loc;
 CREATE TABLE mkt_loc (id text PRIMARY KEY, n bigint, body text, created int, dup text);
 INSERT INTO mkt_loc SELECT 'doc-' || id, id, body, created FROM mk_loc;
-SET citus.shard_count = 32;
-CREATE TABLE mku (LIKE mku_loc INCLUDING ALL);
-SELECT create_distributed_table('mku', 'id');
-INSERT INTO mku SELECT * FROM mku_loc;
-CREATE TABLE mkt (LIKE mkt_loc INCLUDING ALL);
-SELECT create_distributed_table('mkt', 'id');
-INSERT INTO mkt SELECT * FROM mkt_loc;
 SQL
+distribute mku mkt
 marked "marks = the single-node call" "'body', 'dup'"
 out=$(q -c "SET client_min_messages = debug1" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
 if grep -q "candidates within 49 bits, bands at recall 0.99" <<<"$out" && grep -q "duplicates linked on the coordinator" <<<"$out"; then
@@ -365,15 +367,55 @@ SQL
 done
 marked "uuid key, after inserts and deletes, with a rank" "'body', 'dup', rank => 'created'" mku
 marked "text key, after inserts and deletes, without a rank" "'body', 'dup'" mkt
-# keys that share a hash (ids of 11 bits for 2,000 rows): the same duplicates
-out=$(q -c "SET client_min_messages = debug1" \
-	-c "SELECT simhash_mark_distributed('mku', 'id', 'body', 0.8, simhash_similarity_radius(0.8), 'created', 11)" \
-	-c "SELECT 'differing ' || count(*) FROM ((SELECT k, kept FROM pg_temp.simhash_mark_dups EXCEPT SELECT id, dup FROM mku_loc WHERE dup IS NOT NULL)
-		UNION ALL (SELECT id, dup FROM mku_loc WHERE dup IS NOT NULL EXCEPT SELECT k, kept FROM pg_temp.simhash_mark_dups)) x" 2>&1 || true)
-if grep -qE "ids of the keys, [1-9][0-9]* shared a hash" <<<"$out" && grep -qx "differing 0" <<<"$out"; then
-	pass "uuid key, keys that share a hash: the same duplicates ($(grep -oE '[0-9]+ shared a hash' <<<"$out"))"
+# shared NAME TABLE BITS RANK: ids of BITS bits, so that keys share a hash:
+# the duplicates are those that the single-node call marked in TABLE_loc
+shared() {
+	local out
+	out=$(q -c "SET client_min_messages = debug1" \
+		-c "SELECT simhash_mark_distributed('$2', 'id', 'body', 0.8, simhash_similarity_radius(0.8), $4, $3)" \
+		-c "SELECT 'differing ' || count(*) FROM ((SELECT k, kept FROM pg_temp.simhash_mark_dups EXCEPT SELECT id, dup FROM $2_loc WHERE dup IS NOT NULL)
+			UNION ALL (SELECT id, dup FROM $2_loc WHERE dup IS NOT NULL EXCEPT SELECT k, kept FROM pg_temp.simhash_mark_dups)) x" 2>&1 || true)
+	if grep -qE "ids of the keys, [1-9][0-9]* shared a hash" <<<"$out" && grep -qx "differing 0" <<<"$out"; then
+		pass "$1: the same duplicates ($(grep -oE '[0-9]+ shared a hash' <<<"$out"))"
+	else
+		fail "$1" "$(grep -E 'shared a hash|differing|ERROR' <<<"$out" | head -c 300)"
+	fi
+}
+shared "uuid key, keys that share a hash (ids of 11 bits for 2,000 rows)" mku 11 "'created'"
+# keys of a type whose = is not pg_catalog's and that has no extended hash
+# (isn's ean13: its text is hashed), and of a type with a typmod (char(6))
+q >/dev/null <<'SQL'
+CREATE EXTENSION isn;
+CREATE TABLE mke_loc (id ean13 PRIMARY KEY, n bigint, body text, created int, dup ean13);
+INSERT INTO mke_loc SELECT (s || (10 - (SELECT sum(substr(s, i, 1)::int * (3 - 2 * (i % 2))) FROM generate_series(1, 12) AS i) % 10) % 10)::ean13,
+	id, body, created FROM (SELECT '200' || lpad((id * 7919)::text, 9, '0') AS s, * FROM mk_loc) AS m;
+CREATE TABLE mkc_loc (id char(6) PRIMARY KEY, n bigint, body text, created int, dup char(6));
+INSERT INTO mkc_loc SELECT 'k' || lpad(id::text, 5, '0'), id, body, created FROM mk_loc;
+SQL
+distribute mke mkc
+marked "ean13 key (isn): marks = the single-node call" "'body', 'dup'" mke
+shared "ean13 key, keys that share a hash" mke 11 NULL
+marked "char(6) key: marks with a rank = the single-node call" "'body', 'dup', rank => 'created'" mkc
+shared "char(6) key, keys that share a hash" mkc 11 "'created'"
+# the call holds the table against writes until its transaction ends: every
+# step reads the same rows; a concurrent insert waits (here: times out)
+q -c "BEGIN" -c "SELECT simhash_mark_duplicates('mkc', 'body', 'dup')" -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do
+	[ "$(q -c "SELECT count(*) FROM pg_locks WHERE relation = 'mkc'::regclass AND mode = 'ShareRowExclusiveLock' AND granted")" = 1 ] && break
+	sleep 0.1
+done
+out=$(q -c "SET lock_timeout = '200ms'" -c "INSERT INTO mkc (id, n, body) VALUES ('z00001', 0, 'a row written during the call')" 2>&1 || true)
+wait "$holder" || true
+if grep -q "lock timeout" <<<"$out"; then pass "a write waits for the call's transaction"; else fail "a write waits for the call's transaction" "$out"; fi
+# the lock takes UPDATE, DELETE or TRUNCATE on the table: a role with UPDATE
+# on the mark column only is told so
+out=$(q -c "\set VERBOSITY verbose" -c "CREATE ROLE mk_col" -c "GRANT SELECT, UPDATE (dup) ON mkc TO mk_col" \
+	-c "GRANT CREATE ON SCHEMA public TO mk_col" -c "SET ROLE mk_col" -c "SELECT simhash_mark_duplicates('mkc', 'body', 'dup')" 2>&1 || true)
+if grep -q "ERROR:  42501: permission denied for table mkc" <<<"$out" && grep -q "^HINT:  The lock takes UPDATE, DELETE or TRUNCATE" <<<"$out"; then
+	pass "UPDATE on the mark column only: 42501, the lock's privileges in the hint"
 else
-	fail "uuid key, keys that share a hash" "$(grep -E 'shared a hash|differing|ERROR' <<<"$out" | head -c 300)"
+	fail "UPDATE on the mark column only" "$(head -c 300 <<<"$out")"
 fi
 # a query-text form on the distributed table: each shard runs the query as
 # written (the fingerprints there), every row comes to the coordinator (the
