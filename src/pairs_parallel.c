@@ -273,13 +273,8 @@ pairs_workers_begin(PairsState *st, int nworkers, int ntables)
 	shm_toc_estimate_chunk(&w->pcxt->estimator, mul_size(nworkers, PAIRS_QUEUE_SIZE));
 	shm_toc_estimate_chunk(&w->pcxt->estimator, rows_size);
 	shm_toc_estimate_keys(&w->pcxt->estimator, 4);
-	InitializeParallelDSM(w->pcxt);
-	if (w->pcxt->seg == NULL)
-	{
-		/* no dynamic shared memory: serially */
-		simhash_parallel_end(w->pcxt);
-		return NULL;
-	}
+	if (!simhash_parallel_dsm(w->pcxt))
+		return NULL;			/* no dynamic shared memory: serially */
 
 	shared = shm_toc_allocate(w->pcxt->toc, sizeof(PairsShared));
 	memset(shared, 0, sizeof(PairsShared));

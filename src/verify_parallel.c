@@ -159,6 +159,21 @@ simhash_parallel_end(ParallelContext *pcxt)
 	ExitParallelMode();
 }
 
+/*
+ * The dynamic shared memory of a parallel context of the extension, as its
+ * estimator asks; false, the context ended, when the server has none (the
+ * caller runs serially)
+ */
+bool
+simhash_parallel_dsm(ParallelContext *pcxt)
+{
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg != NULL)
+		return true;
+	simhash_parallel_end(pcxt);
+	return false;
+}
+
 VerifyWorkers *
 verify_workers_begin(const Shingling *sh, int64 ntexts, VerifyStoreFn store, void *arg)
 {
@@ -180,13 +195,8 @@ verify_workers_begin(const Shingling *sh, int64 ntexts, VerifyStoreFn store, voi
 	shm_toc_estimate_chunk(&w->pcxt->estimator, sizeof(Shingling));
 	shm_toc_estimate_chunk(&w->pcxt->estimator, mul_size(2 * nworkers, VERIFY_QUEUE_SIZE));
 	shm_toc_estimate_keys(&w->pcxt->estimator, 2);
-	InitializeParallelDSM(w->pcxt);
-	if (w->pcxt->seg == NULL)
-	{
-		/* no dynamic shared memory: serially */
-		simhash_parallel_end(w->pcxt);
-		return NULL;
-	}
+	if (!simhash_parallel_dsm(w->pcxt))
+		return NULL;			/* no dynamic shared memory: serially */
 	shared = shm_toc_allocate(w->pcxt->toc, sizeof(Shingling));
 	*shared = *sh;
 	shm_toc_insert(w->pcxt->toc, KEY_SHINGLING, shared);

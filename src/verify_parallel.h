@@ -36,6 +36,7 @@ extern void verify_workers_end(VerifyWorkers *w);
 extern int	simhash_workers_wanted(int setting, bool enough);
 extern void simhash_workers_wait(void);
 extern void simhash_parallel_end(ParallelContext *pcxt);
+extern bool simhash_parallel_dsm(ParallelContext *pcxt);
 
 /*
  * The messages of the workers' queues mq[0..n) to fn: those waiting
