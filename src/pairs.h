@@ -13,9 +13,11 @@
  *	  pairs_band.c      bands of sampled bits instead of the tables, planned
  *	                    for the recall that simhash.pairs_recall asks
  *	  pairs_engine.c    the permuted tables: plan, enumerate every pair within
- *	                    k bits once; a call's beginning and end, per-id tables
- *	  pairs_parallel.c  the tables shared among parallel workers
- *	  pairs_sql.c       the SQL functions, on top of the engine
+ *	                    k bits once; per-id tables
+ *	  pairs_parallel.c  the tables shared among parallel workers, or not
+ *	                    (pairs_enumerate)
+ *	  pairs_sql.c       the SQL functions, on top of the engine: a call's
+ *	                    beginning and end
  *
  * All three read "SELECT id, fingerprint" through an SPI cursor and enumerate
  * the pairs with the permuted tables of Manku, Jain and Das Sarma (2007): the
@@ -284,10 +286,7 @@ extern void pairs_read_query(PairsState *st, const char *query);
 extern void pairs_collapse(PairsState *st);
 
 /* pairs_engine.c */
-extern void pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
-						bool with_body);
-extern void pairs_end(PairsState *st);
-extern void pairs_enumerate(PairsState *st, PairsCallback emit, void *arg);
+extern void pairs_plan(PairsState *st);
 extern void pairs_tables(PairsState *st);
 extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);
 extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
@@ -296,6 +295,6 @@ extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);
 /* pairs_parallel.c */
 extern int	simhash_band_workers;
 extern int	simhash_band_test_error;
-extern bool pairs_parallel_tables(PairsState *st);
+extern void pairs_enumerate(PairsState *st, PairsCallback emit, void *arg);
 
 #endif							/* SIMHASH_PAIRS_H */

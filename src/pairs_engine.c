@@ -3,7 +3,7 @@
  *	  The permuted tables of Manku, Jain and Das Sarma (see pairs.h): the
  *	  choice of the number of blocks, the key of each table, and the
  *	  enumeration of every pair within k bits exactly once; then the rows
- *	  read, the per-id tables of the callers, and a call's beginning and end.
+ *	  read and the per-id tables of the callers.
  */
 #include "pairs.h"
 #include "pairs_band.h"
@@ -33,7 +33,7 @@
 /* ---- the tables ---- */
 
 /* chooses the number of blocks b, minimizing the estimated cost */
-static void
+void
 pairs_plan(PairsState *st)
 {
 	double		n = (double) st->ntotal;
@@ -240,18 +240,6 @@ pairs_table(PairsState *st, const PairsKey *key)
 		st->table_done(st);
 }
 
-/* calls emit(id_a, id_b, distance, arg) once for every pair within k bits */
-void
-pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
-{
-	st->emit = emit;
-	st->emit_arg = arg;
-	if (st->ntotal < 2)
-		return;
-	if (!pairs_parallel_tables(st))
-		pairs_tables(st);
-}
-
 /* the pairs of the tables this process enumerates (pairs_table_mine) */
 void
 pairs_tables(PairsState *st)
@@ -393,56 +381,4 @@ pairs_id_map(PairsState *st, const char *name, Size entrysize)
 	ctl.entrysize = entrysize;
 	ctl.hcxt = st->map_cxt;
 	return hash_create(name, 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-}
-
-/* ---- entry and exit ---- */
-
-/*
- * runs the query (argument 0, with a body column when with_body), checks the
- * ids, collapses identical fingerprints when asked and plans the tables for
- * the distance of argument 1
- */
-void
-pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
-			bool with_body)
-{
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		k = PG_GETARG_INT32(1);
-
-	/* not negative here, up to the width once the query's columns are known */
-	if (k < 0)
-		simhash_check_distance(k);
-	InitMaterializedSRF(fcinfo, 0);
-
-	memset(st, 0, sizeof(PairsState));
-	st->fname = fname;
-	st->collapse = collapse;
-	st->with_body = with_body;
-	st->fn_oid = fcinfo->flinfo->fn_oid;
-	st->max_distance = k;
-	st->owner = CurrentResourceOwner;
-	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs", ALLOCSET_DEFAULT_SIZES);
-	st->budget = (Size) work_mem * 1024;
-	st->next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
-
-	pairs_read_query(st, query);
-	if (st->file == NULL)
-	{
-		st->scratch_len = st->nrows;
-		st->scratch = pairs_resize(st, NULL, Max(st->scratch_len, 1));
-	}
-	pairs_check_ids(st);
-	if (collapse)
-		pairs_collapse(st);
-	pairs_plan(st);
-}
-
-void
-pairs_end(PairsState *st)
-{
-	if (st->file != NULL)
-		BufFileClose(st->file);
-	if (st->links_file != NULL)
-		BufFileClose(st->links_file);
-	MemoryContextDelete(st->cxt);
 }

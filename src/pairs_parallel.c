@@ -7,6 +7,9 @@
  *	  tables can be split among processes as simhash_pairs_share() splits
  *	  them among nodes.
  *
+ * pairs_enumerate() runs the tables so when workers are to run, else in
+ * this process alone (pairs_tables(), pairs_engine.c).
+ *
  * The leader asks for simhash.band_workers workers: by default (-1) as many
  * as max_parallel_workers_per_gather when the rows times the tables reach
  * PAIRS_PARALLEL_MIN_WORK, a positive number that many whatever the work
@@ -348,7 +351,7 @@ pairs_tables_in_share(const PairsState *st)
  * Enumerates the tables with parallel workers, if any are to run: false
  * when none does (the caller enumerates them alone).
  */
-bool
+static bool
 pairs_parallel_tables(PairsState *st)
 {
 	int			ntables = pairs_tables_in_share(st);
@@ -391,4 +394,19 @@ pairs_parallel_tables(PairsState *st)
 							 (long long) w->received)));
 	simhash_parallel_end(w->pcxt);
 	return true;
+}
+
+/*
+ * Calls emit(id_a, id_b, distance, arg) once for every pair within k bits:
+ * the tables by parallel workers and the leader, or by this process alone
+ */
+void
+pairs_enumerate(PairsState *st, PairsCallback emit, void *arg)
+{
+	st->emit = emit;
+	st->emit_arg = arg;
+	if (st->ntotal < 2)
+		return;
+	if (!pairs_parallel_tables(st))
+		pairs_tables(st);
 }

@@ -12,9 +12,11 @@
  * bodies have a shingle similarity of at least min_similarity (verify.c)
  * count as pairs; the clusters and the kept rows are then made of those, by
  * the same code.  A verified form does not collapse identical fingerprints,
- * since their bodies may differ.
+ * since their bodies may differ.  A call begins by reading its query and
+ * planning the tables (pairs_begin) and ends by freeing what it holds.
  */
 #include "pairs.h"
+#include "ball.h"
 #include "verify.h"
 
 #include "catalog/pg_collation.h"
@@ -31,6 +33,59 @@
 #include "utils/tuplesort.h"
 
 /* ---- simhash_pairs ---- */
+
+/* ---- a call's beginning and end ---- */
+
+/*
+ * runs the query (argument 0, with a body column when with_body), checks the
+ * ids, collapses identical fingerprints when asked and plans the tables for
+ * the distance of argument 1
+ */
+static void
+pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
+			bool with_body)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		k = PG_GETARG_INT32(1);
+
+	/* not negative here, up to the width once the query's columns are known */
+	if (k < 0)
+		simhash_check_distance(k);
+	InitMaterializedSRF(fcinfo, 0);
+
+	memset(st, 0, sizeof(PairsState));
+	st->fname = fname;
+	st->collapse = collapse;
+	st->with_body = with_body;
+	st->fn_oid = fcinfo->flinfo->fn_oid;
+	st->max_distance = k;
+	st->owner = CurrentResourceOwner;
+	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs", ALLOCSET_DEFAULT_SIZES);
+	st->budget = (Size) work_mem * 1024;
+	st->next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
+
+	pairs_read_query(st, query);
+	if (st->file == NULL)
+	{
+		st->scratch_len = st->nrows;
+		st->scratch = pairs_resize(st, NULL, Max(st->scratch_len, 1));
+	}
+	pairs_check_ids(st);
+	if (collapse)
+		pairs_collapse(st);
+	pairs_plan(st);
+}
+
+static void
+pairs_end(PairsState *st)
+{
+	if (st->file != NULL)
+		BufFileClose(st->file);
+	if (st->links_file != NULL)
+		BufFileClose(st->links_file);
+	MemoryContextDelete(st->cxt);
+}
+
 
 static void
 pairs_put_pair(int64 id_a, int64 id_b, int distance, void *arg)
