@@ -3,7 +3,9 @@
 -- metapage's identity of its tables), it answers every radius 0..64 and
 -- nearest first as the serial index and a sequential scan do, the workers
 -- really ran, and an error or a cancel in the build leaves no worker and no
--- temporary file behind.
+-- temporary file behind.  Indexes WITH (probe_tables = off), of
+-- fingerprints and of texts, hold the serial build's entries and answer as
+-- a sequential scan does.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 CREATE SCHEMA hamming_parallel;
@@ -131,6 +133,24 @@ SELECT hamming_index_check('docs_concurrent');
 CHECKPOINT;
 SELECT blkno, last_byte / 8 = first_byte / 8 AS within_one_word FROM differing_bytes('docs_parallel', 'docs_concurrent');
 DROP INDEX docs_concurrent;
+DROP INDEX docs_parallel;
+
+-- WITH (probe_tables = off): the workers compute the entries, the leader
+-- writes them onto the tail (in any order); the serial build's entries on
+-- as many pages, NULLs included
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX docs_tail_serial ON docs USING hamming (fp) WITH (probe_tables = off);
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX docs_tail ON docs USING hamming (fp) WITH (probe_tables = off);
+RESET client_min_messages;
+SELECT hamming_index_check('docs_tail');
+SELECT s.tail_entries AS serial_entries, p.tail_entries AS parallel_entries,
+       s.tail_pages AS serial_pages, p.tail_pages AS parallel_pages, p.table_entries
+FROM hamming_index_info('docs_tail_serial') s, hamming_index_info('docs_tail') p;
+DROP INDEX docs_tail_serial;
+SELECT record_answers('tail');
+DROP INDEX docs_tail;
 
 -- every answer equals the sequential scan's: rows within k, and nearest
 -- first the distances rank by rank and the rows at each distance but the
@@ -148,7 +168,46 @@ SELECT l.label, (SELECT count(*) FROM (
     UNION ALL
     (SELECT j, id, d FROM nearest WHERE label = 'seq' EXCEPT ALL SELECT j, id, d FROM nearest n WHERE n.label = l.label)) x
   WHERE x.d < (SELECT max(d) FROM nearest s WHERE s.label = 'seq' AND s.j = x.j)) AS row_mismatches
-FROM (VALUES ('parallel'), ('serial')) l(label);
+FROM (VALUES ('parallel'), ('serial'), ('tail')) l(label);
+
+-- an index of texts WITH (probe_tables = off): the workers fingerprint the
+-- texts (a row's distinct quarters: up to four entries, a NULL entry for a
+-- NULL or a text without shingles), with the leader and without it
+CREATE TABLE sample (n int, cid text, lang text, role text, orig text, rate text,
+                     source text, package text, body text);
+\copy sample FROM 'test/data/sample.tsv'
+CREATE TABLE tdocs (id int, body text) WITH (autovacuum_enabled = off, parallel_workers = 2);
+INSERT INTO tdocs SELECT n, body FROM sample;
+INSERT INTO tdocs VALUES (1001, ''), (1002, NULL), (1003, (SELECT body FROM sample WHERE n = 1));
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX tdocs_serial ON tdocs USING hamming (body) WITH (probe_tables = off);
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX tdocs_parallel ON tdocs USING hamming (body) WITH (probe_tables = off);
+SET parallel_leader_participation = off;
+CREATE INDEX tdocs_workers ON tdocs USING hamming (body) WITH (probe_tables = off);
+RESET parallel_leader_participation;
+RESET client_min_messages;
+SELECT hamming_index_check('tdocs_parallel'), hamming_index_check('tdocs_workers');
+SELECT i::text AS index, tail_entries, tail_pages, table_entries
+FROM unnest('{tdocs_serial, tdocs_parallel, tdocs_workers}'::regclass[]) i, hamming_index_info(i);
+DROP INDEX tdocs_serial, tdocs_workers;
+-- every text of the sample as a query: the rows near it through the index
+-- and by a sequential scan (in this process)
+SET max_parallel_workers_per_gather = 0;
+CREATE FUNCTION near_index(q text) RETURNS int[] LANGUAGE sql
+	SET enable_seqscan = off SET enable_bitmapscan = on SET enable_indexscan = off
+	AS $$ SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM tdocs WHERE body ~= q $$;
+CREATE FUNCTION near_seq(q text) RETURNS int[] LANGUAGE sql
+	SET enable_seqscan = on SET enable_bitmapscan = off SET enable_indexscan = off
+	AS $$ SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM tdocs WHERE body ~= q $$;
+SET enable_seqscan = off; SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM tdocs WHERE body ~= 'a query text';
+RESET enable_seqscan; RESET enable_indexscan;
+SELECT count(*) AS queries, sum(cardinality(near_seq(body))) AS found,
+       count(*) FILTER (WHERE near_index(body) <> near_seq(body)) AS differences
+FROM sample;
+RESET max_parallel_workers_per_gather;
 
 -- an error in a worker reaches the caller with its SQLSTATE: an index
 -- expression that fails in any process but this one (the workers scan alone)

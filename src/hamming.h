@@ -585,7 +585,9 @@ extern void hamming_tids_end(HammingTids *tids);
  * share of the table, sorts it and exports it to a file of a shared file
  * set (hamming_sort_export); then each probe table is read back merged from
  * every participant's run (hamming_sort_import) by one of them, and written
- * onto the blocks that a serial build gives it (hamming_build_layout)
+ * onto the blocks that a serial build gives it (hamming_build_layout); or,
+ * without probe tables, each worker exports its entries as scanned and the
+ * leader streams them onto the tail
  */
 typedef struct HammingSortRun
 {
@@ -615,8 +617,8 @@ extern void hamming_write_sorted_table(HammingSort *sort, int table, HammingPage
 									   HammingMetaPageData *meta);
 /* hamming_build_parallel.c */
 extern bool hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
-								   HammingMetaPageData *meta, HammingTids **nulls,
-								   double *reltuples, double *indtuples);
+								   const HammingEntrySink *tail, HammingMetaPageData *meta,
+								   HammingTids **nulls, double *reltuples, double *indtuples);
 
 /* hamming_merge.c */
 typedef enum HammingMergeBy
