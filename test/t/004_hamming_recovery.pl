@@ -38,7 +38,14 @@ $primary->safe_psql('postgres', q{
 	DELETE FROM docs WHERE id % 5 = 0;
 });
 $primary->safe_psql('postgres', 'VACUUM docs');
-$primary->safe_psql('postgres', 'CREATE INDEX docs_fp_tail ON docs USING hamming (fp) WITH (probe_tables = off)');
+# an index without probe tables built by two parallel workers: the leader
+# writes the tail of their entries and WAL-logs it as a serial build does
+my ($ret, $out, $err) = $primary->psql('postgres', q{
+	SET max_parallel_maintenance_workers = 2; SET min_parallel_table_scan_size = 0;
+	SET maintenance_work_mem = '128MB'; SET client_min_messages = debug1;
+	CREATE INDEX docs_fp_tail ON docs USING hamming (fp) WITH (probe_tables = off)});
+is($ret, 0, 'the index without probe tables is built');
+like($err, qr/with 2 of 2 requested parallel workers/, 'two parallel workers built the index without probe tables');
 $primary->safe_psql('postgres', 'REINDEX INDEX docs_fp');
 $primary->wait_for_catchup($standby);
 index_answers_exact($primary, 'docs', 'primary');
