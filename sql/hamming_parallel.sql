@@ -4,8 +4,8 @@
 -- nearest first as the serial index and a sequential scan do, the workers
 -- really ran, and an error or a cancel in the build leaves no worker and no
 -- temporary file behind.  Indexes WITH (probe_tables = off), of
--- fingerprints and of texts, hold the serial build's entries and answer as
--- a sequential scan does.
+-- fingerprints and of texts, and of simhash128 hold the serial build's
+-- entries and answer as a sequential scan does.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 CREATE SCHEMA hamming_parallel;
@@ -205,6 +205,37 @@ SELECT count(*) AS queries, sum(cardinality(by_seq)) AS found,
 FROM (SELECT a.by_index, ARRAY(SELECT id FROM tdocs t WHERE t.body ~= s.body ORDER BY id) AS by_seq
       FROM text_answers a JOIN sample s USING (n)) x;
 RESET enable_indexscan; RESET enable_bitmapscan; RESET max_parallel_workers_per_gather;
+
+-- an index of simhash128 (tail pages only, as every one): the serial
+-- build's entries, and every radius 0..128 around two queries answered as a
+-- sequential scan does
+CREATE TABLE wide (id int, fp simhash128) WITH (autovacuum_enabled = off, parallel_workers = 2);
+-- (50 centers, each with neighbours that differ in their last 10 bits, and NULLs)
+INSERT INTO wide SELECT i, (md5((i % 50)::text)::simhash128::bit(128) # flips)::simhash128
+FROM generate_series(1, 20000) i, LATERAL (SELECT (repeat('0', 118) || (i % 1024)::bit(10)::text)::bit(128) AS flips) f;
+INSERT INTO wide SELECT -i, NULL FROM generate_series(1, 200) i;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX wide_serial ON wide USING hamming (fp);
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX wide_parallel ON wide USING hamming (fp);
+RESET client_min_messages;
+SELECT i::text AS index, tail_entries, tail_pages
+FROM unnest('{wide_serial, wide_parallel}'::regclass[]) i, hamming_index_info(i);
+DROP INDEX wide_serial;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT array_agg(id ORDER BY id) FROM wide WHERE fp <~> md5('3')::simhash128 <= 20;
+CREATE TABLE wide_answers AS
+  SELECT q, k, (SELECT array_agg(id ORDER BY id) FROM wide WHERE fp <~> q <= k) AS by_index
+  FROM unnest(ARRAY[md5('3')::simhash128, md5('x')::simhash128]) q, generate_series(0, 128) k;
+RESET enable_seqscan; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS radii, sum(cardinality(by_index)) AS rows_found,
+       count(*) FILTER (WHERE by_index IS DISTINCT FROM
+                        (SELECT array_agg(id ORDER BY id) FROM wide WHERE fp <~> q <= k)) AS mismatches
+FROM wide_answers;
+RESET enable_indexscan; RESET enable_bitmapscan; RESET max_parallel_workers_per_gather;
+DROP TABLE wide, wide_answers;
 
 -- an error in a worker reaches the caller with its SQLSTATE: an index
 -- expression that fails in any process but this one (the workers scan alone)

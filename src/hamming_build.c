@@ -74,9 +74,10 @@ stream_entry(HammingBuildState *state, int target, simhash fp, ItemPointer tid)
 
 /* a build without probe tables: each row's entries onto the tail pages */
 static void
-tail_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid)
+tail_sink_add(void *arg, Relation index, bool isnull, const void *key, ItemPointer tid)
 {
-	stream_entry((HammingBuildState *) arg, isnull ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, fp, tid);
+	stream_entry((HammingBuildState *) arg, isnull ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
+				 isnull ? 0 : *(const uint64 *) key, tid);
 }
 
 static BlockNumber

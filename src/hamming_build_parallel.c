@@ -21,12 +21,13 @@
  *	  meets them) to the tail and the metapage, as a serial build does: the
  *	  index is the serial build's, page for page.
  *
- *	  An index without probe tables (WITH (probe_tables = off)) is its tail
- *	  only: each worker exports its share's entries unsorted, as the scan
- *	  meets them, and is done; the leader streams its own share onto the
- *	  tail pages as it scans it, then every worker's, and the index is
- *	  WAL-logged as a serial build's.  The work that parallelism spreads is
- *	  the scan and the fingerprints (of every text in an index of texts).
+ *	  An index without probe tables (WITH (probe_tables = off), and every
+ *	  index of simhash128, hamming128.c) is its tail only: each worker
+ *	  exports its share's entries unsorted, as the scan meets them, and is
+ *	  done; the leader streams its own share onto the tail pages as it scans
+ *	  it, then every worker's, and the index is WAL-logged as a serial
+ *	  build's.  The work that parallelism spreads is the scan and the
+ *	  fingerprints (of every text in an index of texts).
  *
  *	  The files go with the parallel context's shared memory, on success,
  *	  error or cancel alike.
@@ -104,7 +105,7 @@ typedef struct TableSink
 /* an entry of a build without probe tables, as a worker exports it */
 typedef struct TailEntry
 {
-	uint64		fp;
+	uint64		key[2];			/* a uint64, or a Simhash128 */
 	ItemPointerData tid;
 	bool		isnull;
 } TailEntry;
@@ -117,13 +118,14 @@ typedef struct ExportSink
 } ExportSink;
 
 static void
-export_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid)
+export_sink_add(void *arg, Relation index, bool isnull, const void *key, ItemPointer tid)
 {
 	ExportSink *es = (ExportSink *) arg;
 	TailEntry	e;
 
 	memset(&e, 0, sizeof(e));
-	e.fp = fp;
+	if (!isnull)
+		memcpy(e.key, key, hamming_index_is_wide(index) ? sizeof(e.key) : sizeof(uint64));
 	e.tid = *tid;
 	e.isnull = isnull;
 	BufFileWrite(es->file, &e, sizeof(e));
@@ -414,7 +416,7 @@ stream_shares(int n, const Participant *const *parts, BufFile **files, Relation 
 				ereport(ERROR,
 						(errcode_for_file_access(),
 						 errmsg("could not read from hamming index temporary file: %m")));
-			sink->add(sink->arg, index, e.isnull, e.fp, &e.tid);
+			sink->add(sink->arg, index, e.isnull, e.isnull ? NULL : e.key, &e.tid);
 		}
 	}
 }
@@ -496,8 +498,9 @@ end_parallel(ParallelContext *pcxt, Snapshot snapshot)
  * needs it) on the blocks after the metapage, meta says where (tail_start:
  * the first block after them), the NULL TIDs are in *nulls, in the order of
  * a serial build, and the tuples counted; true.  false: build serially.
- * With tail (an index without probe tables), every entry goes to tail
- * instead, in no particular order, and meta and nulls are left alone.
+ * With tail (an index without probe tables, or of simhash128), every entry
+ * goes to tail instead, in no particular order, and meta and nulls are left
+ * alone.
  */
 bool
 hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
