@@ -3,7 +3,9 @@
 -- metapage's identity of its tables), it answers every radius 0..64 and
 -- nearest first as the serial index and a sequential scan do, the workers
 -- really ran, and an error or a cancel in the build leaves no worker and no
--- temporary file behind.
+-- temporary file behind.  Indexes WITH (probe_tables = off), of
+-- fingerprints and of texts, and of simhash128 hold the serial build's
+-- entries and answer as a sequential scan does.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 CREATE SCHEMA hamming_parallel;
@@ -131,6 +133,24 @@ SELECT hamming_index_check('docs_concurrent');
 CHECKPOINT;
 SELECT blkno, last_byte / 8 = first_byte / 8 AS within_one_word FROM differing_bytes('docs_parallel', 'docs_concurrent');
 DROP INDEX docs_concurrent;
+DROP INDEX docs_parallel;
+
+-- WITH (probe_tables = off): the workers compute the entries, the leader
+-- writes them onto the tail (in any order); the serial build's entries on
+-- as many pages, NULLs included
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX docs_tail_serial ON docs USING hamming (fp) WITH (probe_tables = off);
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX docs_tail ON docs USING hamming (fp) WITH (probe_tables = off);
+RESET client_min_messages;
+SELECT hamming_index_check('docs_tail');
+SELECT s.tail_entries AS serial_entries, p.tail_entries AS parallel_entries,
+       s.tail_pages AS serial_pages, p.tail_pages AS parallel_pages, p.table_entries
+FROM hamming_index_info('docs_tail_serial') s, hamming_index_info('docs_tail') p;
+DROP INDEX docs_tail_serial;
+SELECT record_answers('tail');
+DROP INDEX docs_tail;
 
 -- every answer equals the sequential scan's: rows within k, and nearest
 -- first the distances rank by rank and the rows at each distance but the
@@ -148,7 +168,74 @@ SELECT l.label, (SELECT count(*) FROM (
     UNION ALL
     (SELECT j, id, d FROM nearest WHERE label = 'seq' EXCEPT ALL SELECT j, id, d FROM nearest n WHERE n.label = l.label)) x
   WHERE x.d < (SELECT max(d) FROM nearest s WHERE s.label = 'seq' AND s.j = x.j)) AS row_mismatches
-FROM (VALUES ('parallel'), ('serial')) l(label);
+FROM (VALUES ('parallel'), ('serial'), ('tail')) l(label);
+
+-- an index of texts WITH (probe_tables = off): the workers fingerprint the
+-- texts (a row's distinct quarters: up to four entries, a NULL entry for a
+-- NULL or a text without shingles), with the leader and without it
+CREATE TABLE sample (n int, cid text, lang text, role text, orig text, rate text,
+                     source text, package text, body text);
+\copy sample FROM 'test/data/sample.tsv'
+CREATE TABLE tdocs (id int, body text) WITH (autovacuum_enabled = off, parallel_workers = 2);
+INSERT INTO tdocs SELECT n, body FROM sample;
+INSERT INTO tdocs VALUES (1001, ''), (1002, NULL), (1003, (SELECT body FROM sample WHERE n = 1));
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX tdocs_serial ON tdocs USING hamming (body) WITH (probe_tables = off);
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX tdocs_parallel ON tdocs USING hamming (body) WITH (probe_tables = off);
+SET parallel_leader_participation = off;
+CREATE INDEX tdocs_workers ON tdocs USING hamming (body) WITH (probe_tables = off);
+RESET parallel_leader_participation;
+RESET client_min_messages;
+SELECT hamming_index_check('tdocs_parallel'), hamming_index_check('tdocs_workers');
+SELECT i::text AS index, tail_entries, tail_pages, table_entries
+FROM unnest('{tdocs_serial, tdocs_parallel, tdocs_workers}'::regclass[]) i, hamming_index_info(i);
+DROP INDEX tdocs_serial, tdocs_workers;
+-- every text of the sample as a query: the rows near it through the index
+-- (in this process) and by a sequential scan
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT n, ARRAY(SELECT id FROM tdocs t WHERE t.body ~= s.body ORDER BY id) FROM sample s;
+CREATE TABLE text_answers AS
+  SELECT n, ARRAY(SELECT id FROM tdocs t WHERE t.body ~= s.body ORDER BY id) AS by_index FROM sample s;
+RESET enable_seqscan; SET enable_bitmapscan = off;
+SELECT count(*) AS queries, sum(cardinality(by_seq)) AS found,
+       count(*) FILTER (WHERE by_index <> by_seq) AS differences
+FROM (SELECT a.by_index, ARRAY(SELECT id FROM tdocs t WHERE t.body ~= s.body ORDER BY id) AS by_seq
+      FROM text_answers a JOIN sample s USING (n)) x;
+RESET enable_indexscan; RESET enable_bitmapscan; RESET max_parallel_workers_per_gather;
+
+-- an index of simhash128 (tail pages only, as every one): the serial
+-- build's entries, and every radius 0..128 around two queries answered as a
+-- sequential scan does
+CREATE TABLE wide (id int, fp simhash128) WITH (autovacuum_enabled = off, parallel_workers = 2);
+-- (50 centers, each with neighbours that differ in their last 10 bits, and NULLs)
+INSERT INTO wide SELECT i, (md5((i % 50)::text)::simhash128::bit(128) # flips)::simhash128
+FROM generate_series(1, 20000) i, LATERAL (SELECT (repeat('0', 118) || (i % 1024)::bit(10)::text)::bit(128) AS flips) f;
+INSERT INTO wide SELECT -i, NULL FROM generate_series(1, 200) i;
+SET max_parallel_maintenance_workers = 0;
+CREATE INDEX wide_serial ON wide USING hamming (fp);
+SET max_parallel_maintenance_workers = 2;
+SET client_min_messages = debug1;
+CREATE INDEX wide_parallel ON wide USING hamming (fp);
+RESET client_min_messages;
+SELECT i::text AS index, tail_entries, tail_pages
+FROM unnest('{wide_serial, wide_parallel}'::regclass[]) i, hamming_index_info(i);
+DROP INDEX wide_serial;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT array_agg(id ORDER BY id) FROM wide WHERE fp <~> md5('3')::simhash128 <= 20;
+CREATE TABLE wide_answers AS
+  SELECT q, k, (SELECT array_agg(id ORDER BY id) FROM wide WHERE fp <~> q <= k) AS by_index
+  FROM unnest(ARRAY[md5('3')::simhash128, md5('x')::simhash128]) q, generate_series(0, 128) k;
+RESET enable_seqscan; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS radii, sum(cardinality(by_index)) AS rows_found,
+       count(*) FILTER (WHERE by_index IS DISTINCT FROM
+                        (SELECT array_agg(id ORDER BY id) FROM wide WHERE fp <~> q <= k)) AS mismatches
+FROM wide_answers;
+RESET enable_indexscan; RESET enable_bitmapscan; RESET max_parallel_workers_per_gather;
+DROP TABLE wide, wide_answers;
 
 -- an error in a worker reaches the caller with its SQLSTATE: an index
 -- expression that fails in any process but this one (the workers scan alone)

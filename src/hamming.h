@@ -484,6 +484,12 @@ hamming_keeps_text(Relation index)
 {
 	return TupleDescAttr(RelationGetDescr(index), 0)->attlen == -1;
 }
+/* an index of simhash128 (a 16-byte key, its own layout: hamming128.c) */
+static inline bool
+hamming_index_is_wide(Relation index)
+{
+	return TupleDescAttr(RelationGetDescr(index), 0)->attlen == 16;
+}
 extern int	hamming_row_fingerprints(Relation index, Datum value, bool isnull, uint64 *fps);
 
 /* hamming_utils.c */
@@ -585,7 +591,9 @@ extern void hamming_tids_end(HammingTids *tids);
  * share of the table, sorts it and exports it to a file of a shared file
  * set (hamming_sort_export); then each probe table is read back merged from
  * every participant's run (hamming_sort_import) by one of them, and written
- * onto the blocks that a serial build gives it (hamming_build_layout)
+ * onto the blocks that a serial build gives it (hamming_build_layout); or,
+ * without probe tables, each worker exports its entries as scanned and the
+ * leader streams them onto the tail
  */
 typedef struct HammingSortRun
 {
@@ -596,10 +604,14 @@ typedef struct HammingSortRun
 extern void hamming_sort_export(HammingSort *sort, BufFile *file, HammingSortRun *run);
 extern HammingSort *hamming_sort_import(Size budget, int nruns, const HammingSortRun *runs,
 										BufFile **files);
-/* hamming_build_scan.c: a build's heap scan, its entries to a sink */
+/*
+ * hamming_build_scan.c: a build's heap scan, its entries to a sink; key: the
+ * entry's fingerprint (a uint64, or the Simhash128 of an index of
+ * simhash128), NULL for a NULL entry
+ */
 typedef struct HammingEntrySink
 {
-	void		(*add) (void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid);
+	void		(*add) (void *arg, Relation index, bool isnull, const void *key, ItemPointer tid);
 	void	   *arg;
 } HammingEntrySink;
 extern double hamming_build_scan_into(Relation heap, Relation index, IndexInfo *indexInfo,
@@ -615,8 +627,8 @@ extern void hamming_write_sorted_table(HammingSort *sort, int table, HammingPage
 									   HammingMetaPageData *meta);
 /* hamming_build_parallel.c */
 extern bool hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
-								   HammingMetaPageData *meta, HammingTids **nulls,
-								   double *reltuples, double *indtuples);
+								   const HammingEntrySink *tail, HammingMetaPageData *meta,
+								   HammingTids **nulls, double *reltuples, double *indtuples);
 
 /* hamming_merge.c */
 typedef enum HammingMergeBy

@@ -16,8 +16,10 @@
  * sequential scan of the table.  Inserts append to the insert page of their
  * kind, else to a page that VACUUM listed as at most half full, else to a
  * new page; VACUUM removes dead entries in place (the page's last entry
- * moves into the hole).  Every change after the build goes through generic
- * WAL.  An ordered scan ("ORDER BY fp <-> q") makes passes that each keep
+ * moves into the hole).  A build fills one page of each kind at a time,
+ * with parallel workers of the entries that they scan
+ * (hamming_build_parallel.c), and WAL-logs the index whole; every change
+ * after it goes through generic WAL.  An ordered scan ("ORDER BY fp <-> q") makes passes that each keep
  * the next batch of entries in (distance, heap TID) order after the last
  * one returned (a bounded heap), the batch growing eightfold up to
  * work_mem; rows with a NULL fingerprint come last.
@@ -97,24 +99,24 @@ build_flush(Build128State *state, int target)
 	hamming_init_page(page, entry_kind(target == HAMMING_TARGET_NULLS));
 }
 
+/* an entry (key NULL: of a NULL fingerprint) onto the page of its kind */
 static void
-build128_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-				  bool tupleIsAlive, void *arg)
+build128_add(void *arg, Relation index, bool isnull, const void *key, ItemPointer tid)
 {
 	Build128State *state = (Build128State *) arg;
-	int			target = isnull[0] ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;
+	int			target = isnull ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA;
 	Page		page = state->pages[target].data;
 
 	if (HammingPageGetOpaque(page)->nentries == HAMMING128_PAGE_CAPACITY)
 		build_flush(state, target);
-	page128_append(page, isnull[0] ? NULL : DatumGetSimhash128P(values[0]), tid);
-	state->indtuples++;
+	page128_append(page, key, tid);
 }
 
 IndexBuildResult *
 hamming128_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	Build128State *state = palloc0(sizeof(Build128State));
+	HammingEntrySink sink = {build128_add, state};
 	IndexBuildResult *result;
 	Buffer		metabuf;
 	double		reltuples;
@@ -133,8 +135,9 @@ hamming128_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		state->last_written[target] = InvalidBlockNumber;
 	}
 
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   build128_callback, (void *) state, NULL);
+	/* the entries of parallel workers' shares and of the leader's (if workers run), or of a serial scan */
+	if (!hamming_parallel_build(heap, index, indexInfo, &sink, NULL, NULL, &reltuples, &state->indtuples))
+		reltuples = hamming_build_scan_into(heap, index, indexInfo, NULL, true, &sink, &state->indtuples);
 	for (target = 0; target < 2; target++)
 		build_flush(state, target);
 

@@ -9,7 +9,8 @@
  *	  with parallel workers, hamming_build_parallel.c: the same tables,
  *	  sorted and written by the participants, each WAL-logging its own).  An
  *	  index built WITH (probe_tables = off) is tail pages only (filled one
- *	  page of each kind at a time, as inserts fill them), 14 bytes a row, and
+ *	  page of each kind at a time, as inserts fill them; with parallel
+ *	  workers, of the entries that they compute), 14 bytes a row, and
  *	  answers every query by a pass.
  */
 #include "hamming.h"
@@ -73,9 +74,10 @@ stream_entry(HammingBuildState *state, int target, simhash fp, ItemPointer tid)
 
 /* a build without probe tables: each row's entries onto the tail pages */
 static void
-tail_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid)
+tail_sink_add(void *arg, Relation index, bool isnull, const void *key, ItemPointer tid)
 {
-	stream_entry((HammingBuildState *) arg, isnull ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA, fp, tid);
+	stream_entry((HammingBuildState *) arg, isnull ? HAMMING_TARGET_NULLS : HAMMING_TARGET_DATA,
+				 isnull ? 0 : *(const uint64 *) key, tid);
 }
 
 static BlockNumber
@@ -118,7 +120,7 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		ItemPointerData tid;
 
 		/* the probe tables: by parallel workers if they run (WAL-logged as written), else here */
-		if (hamming_parallel_build(heap, index, indexInfo, meta, &state->nulls, &reltuples,
+		if (hamming_parallel_build(heap, index, indexInfo, NULL, meta, &state->nulls, &reltuples,
 								   &state->indtuples))
 			logged_from = meta->tail_start;
 		else
@@ -155,7 +157,11 @@ hamming_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 		sink.add = tail_sink_add;
 		sink.arg = state;
-		reltuples = hamming_build_scan_into(heap, index, indexInfo, NULL, true, &sink, &state->indtuples);
+		/* the entries of the workers' shares (if they run) and of the leader's, or of a serial scan */
+		if (!hamming_parallel_build(heap, index, indexInfo, &sink, NULL, NULL, &reltuples,
+									&state->indtuples))
+			reltuples = hamming_build_scan_into(heap, index, indexInfo, NULL, true, &sink,
+												&state->indtuples);
 	}
 
 	for (target = 0; target < 2; target++)

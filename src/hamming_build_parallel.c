@@ -19,8 +19,18 @@
  *	  its blocks and WAL-logs them.  The leader then writes the NULL TIDs
  *	  (merged in block order, as a serial scan from the table's first block
  *	  meets them) to the tail and the metapage, as a serial build does: the
- *	  index is the serial build's, page for page.  The files go with the
- *	  parallel context's shared memory, on success, error or cancel alike.
+ *	  index is the serial build's, page for page.
+ *
+ *	  An index without probe tables (WITH (probe_tables = off), and every
+ *	  index of simhash128, hamming128.c) is its tail only: each worker
+ *	  exports its share's entries unsorted, as the scan meets them, and is
+ *	  done; the leader streams its own share onto the tail pages as it scans
+ *	  it, then every worker's, and the index is WAL-logged as a serial
+ *	  build's.  The work that parallelism spreads is the scan and the
+ *	  fingerprints (of every text in an index of texts).
+ *
+ *	  The files go with the parallel context's shared memory, on success,
+ *	  error or cancel alike.
  */
 #include "hamming.h"
 
@@ -55,7 +65,7 @@ typedef struct Participant
 	bool		done;
 	double		reltuples;
 	double		indtuples;
-	HammingSortRun run;			/* its sorted entries and keys */
+	HammingSortRun run;			/* its sorted entries and keys (tail_only: its TailEntry count) */
 	Size		nnulls;			/* and its NULL TIDs after them */
 	int			nulls_fileno;
 	off_t		nulls_offset;
@@ -66,6 +76,7 @@ typedef struct BuildShared
 	Oid			heaprelid;
 	Oid			indexrelid;
 	bool		isconcurrent;
+	bool		tail_only;		/* no probe tables: the workers export their entries, unsorted */
 	bool		needs_wal;		/* the leader's RelationNeedsWAL() */
 	Size		budget;			/* memory of each participant */
 	SharedFileSet fileset;
@@ -91,6 +102,36 @@ typedef struct TableSink
 	BlockNumber next;
 } TableSink;
 
+/* an entry of a build without probe tables, as a worker exports it */
+typedef struct TailEntry
+{
+	uint64		key[2];			/* a uint64, or a Simhash128 */
+	ItemPointerData tid;
+	bool		isnull;
+} TailEntry;
+
+/* a worker's entries to its file (a build without probe tables) */
+typedef struct ExportSink
+{
+	BufFile    *file;
+	Size		count;
+} ExportSink;
+
+static void
+export_sink_add(void *arg, Relation index, bool isnull, const void *key, ItemPointer tid)
+{
+	ExportSink *es = (ExportSink *) arg;
+	TailEntry	e;
+
+	memset(&e, 0, sizeof(e));
+	if (!isnull)
+		memcpy(e.key, key, hamming_index_is_wide(index) ? sizeof(e.key) : sizeof(uint64));
+	e.tid = *tid;
+	e.isnull = isnull;
+	BufFileWrite(es->file, &e, sizeof(e));
+	es->count++;
+}
+
 /* the file of a participant's slot in the shared file set */
 static const char *
 slot_file(int slot, char *name)
@@ -99,36 +140,51 @@ slot_file(int slot, char *name)
 	return name;
 }
 
-/* a participant's share: scanned, sorted and exported to its file */
+/*
+ * A participant's share: scanned, sorted and exported to its file (without
+ * probe tables: its entries exported as scanned)
+ */
 static void
 participate(BuildShared *shared, ParallelTableScanDesc pscan, Relation heap, Relation index,
 			IndexInfo *indexInfo, int slot, bool progress)
 {
 	Participant *p = &shared->slot[slot];
-	HammingSort *sort;
-	HammingTids *nulls;
+	TableScanDesc scan = table_beginscan_parallel(heap, pscan);
 	HammingSortRun run;
 	double		reltuples;
 	double		indtuples = 0;
 	char		name[MAXPGPATH];
-	BufFile    *file;
-	ItemPointerData tid;
-	int			nulls_fileno;
-	off_t		nulls_offset;
-	Size		nnulls;
+	BufFile    *file = BufFileCreateFileSet(&shared->fileset.fs, slot_file(slot, name));
+	int			nulls_fileno = 0;
+	off_t		nulls_offset = 0;
+	Size		nnulls = 0;
 
-	hamming_build_sorts(shared->budget, &sort, &nulls);
-	reltuples = hamming_build_scan(heap, index, indexInfo, table_beginscan_parallel(heap, pscan),
-								   progress, sort, nulls, &indtuples);
-	file = BufFileCreateFileSet(&shared->fileset.fs, slot_file(slot, name));
-	hamming_sort_export(sort, file, &run);
-	BufFileTell(file, &nulls_fileno, &nulls_offset);
-	nnulls = hamming_tids_count(nulls);
-	while (hamming_tids_next(nulls, &tid))
-		BufFileWrite(file, &tid, sizeof(ItemPointerData));
+	if (shared->tail_only)
+	{
+		ExportSink	es = {file, 0};
+		HammingEntrySink sink = {export_sink_add, &es};
+
+		reltuples = hamming_build_scan_into(heap, index, indexInfo, scan, progress, &sink, &indtuples);
+		memset(&run, 0, sizeof(run));
+		run.count = es.count;
+	}
+	else
+	{
+		HammingSort *sort;
+		HammingTids *nulls;
+		ItemPointerData tid;
+
+		hamming_build_sorts(shared->budget, &sort, &nulls);
+		reltuples = hamming_build_scan(heap, index, indexInfo, scan, progress, sort, nulls, &indtuples);
+		hamming_sort_export(sort, file, &run);
+		BufFileTell(file, &nulls_fileno, &nulls_offset);
+		nnulls = hamming_tids_count(nulls);
+		while (hamming_tids_next(nulls, &tid))
+			BufFileWrite(file, &tid, sizeof(ItemPointerData));
+		hamming_sort_end(sort);
+		hamming_tids_end(nulls);
+	}
 	BufFileClose(file);
-	hamming_sort_end(sort);
-	hamming_tids_end(nulls);
 
 	SpinLockAcquire(&shared->mutex);
 	p->reltuples = reltuples;
@@ -259,8 +315,11 @@ hamming_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	SharedFileSetAttach(&shared->fileset, seg);
 
 	participate(shared, pscan, heap, index, indexInfo, ParallelWorkerNumber, false);
-	wait_for(shared, true);
-	write_tables(shared, index);
+	if (!shared->tail_only)
+	{
+		wait_for(shared, true);
+		write_tables(shared, index);
+	}
 
 	index_close(index, index_mode);
 	table_close(heap, heap_mode);
@@ -337,6 +396,31 @@ merge_nulls(int n, const Participant *const *parts, BufFile **files, Size budget
 	return nulls;
 }
 
+/* the entries of the workers' files to sink (a build without probe tables) */
+static void
+stream_shares(int n, const Participant *const *parts, BufFile **files, Relation index,
+			  const HammingEntrySink *sink)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		Size		k;
+
+		for (k = 0; k < parts[i]->run.count; k++)
+		{
+			TailEntry	e;
+
+			CHECK_FOR_INTERRUPTS();
+			if (BufFileRead(files[i], &e, sizeof(e)) != sizeof(e))
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not read from hamming index temporary file: %m")));
+			sink->add(sink->arg, index, e.isnull, e.isnull ? NULL : e.key, &e.tid);
+		}
+	}
+}
+
 /*
  * The index extended to end blocks, all new (zero) pages, at once: the
  * participants write them through the buffer manager, each its own table
@@ -363,6 +447,41 @@ extend_to(Relation index, BlockNumber end)
 	UnlockRelationForExtension(index, ExclusiveLock);
 }
 
+/*
+ * The leader's part once every share is exported, with probe tables: their
+ * blocks laid out from the number of entries and the index extended over
+ * them, the tables written with the workers, the NULL TIDs merged into
+ * *nulls (of nulls_budget bytes)
+ */
+static void
+write_all_tables(BuildShared *shared, Relation index, int nparts, const Participant *const *parts,
+				 BufFile **files, Size nulls_budget, HammingMetaPageData *meta, HammingTids **nulls)
+{
+	BlockNumber end;
+
+	if (shared->nentries >= PG_UINT32_MAX - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("hamming index \"%s\" cannot hold more than %u rows in its probe tables",
+						RelationGetRelationName(index), PG_UINT32_MAX - 1),
+				 errhint("Create it WITH (probe_tables = off), or partition the table.")));
+	end = shared->nentries > 0 ? hamming_build_layout(shared->nentries, &shared->layout) :
+		HAMMING_METAPAGE_BLKNO + 1;
+	extend_to(index, end);
+	SpinLockAcquire(&shared->mutex);
+	shared->tables_ready = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
+	write_tables(shared, index);
+
+	if (shared->nentries > 0)
+		memcpy(meta, &shared->layout, sizeof(HammingMetaPageData));
+	meta->tail_start = end;
+	*nulls = merge_nulls(nparts, parts, files, nulls_budget);
+}
+
 /* the end of a parallel build, or of its attempt */
 static void
 end_parallel(ParallelContext *pcxt, Snapshot snapshot)
@@ -379,11 +498,14 @@ end_parallel(ParallelContext *pcxt, Snapshot snapshot)
  * needs it) on the blocks after the metapage, meta says where (tail_start:
  * the first block after them), the NULL TIDs are in *nulls, in the order of
  * a serial build, and the tuples counted; true.  false: build serially.
+ * With tail (an index without probe tables, or of simhash128), every entry
+ * goes to tail instead, in no particular order, and meta and nulls are left
+ * alone.
  */
 bool
 hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
-					   HammingMetaPageData *meta, HammingTids **nulls, double *reltuples,
-					   double *indtuples)
+					   const HammingEntrySink *tail, HammingMetaPageData *meta,
+					   HammingTids **nulls, double *reltuples, double *indtuples)
 {
 	int			nworkers = requested_workers(heap, index, indexInfo);
 	bool		leader_participates = parallel_leader_participation;
@@ -397,7 +519,7 @@ hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
 	Size		budget = (Size) maintenance_work_mem * 1024;
 	const Participant **parts;
 	BufFile   **files;
-	BlockNumber end;
+	double		leader_reltuples = 0;
 	int			nparts;
 	int			i;
 
@@ -433,6 +555,7 @@ hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->tail_only = tail != NULL;
 	shared->needs_wal = RelationNeedsWAL(index);
 	shared->budget = budget / (nworkers + (leader_participates ? 1 : 0));
 	shared->nslots = nworkers + 1;
@@ -465,49 +588,36 @@ hamming_parallel_build(Relation heap, Relation index, IndexInfo *indexInfo,
 		end_parallel(pcxt, snapshot);
 		return false;
 	}
+	/* the shares exported: the workers', and the leader's unless it streams it onto the tail */
 	SpinLockAcquire(&shared->mutex);
-	shared->nparticipants = pcxt->nworkers_launched + (leader_participates ? 1 : 0);
+	shared->nparticipants = pcxt->nworkers_launched + (leader_participates && !tail ? 1 : 0);
 	SpinLockRelease(&shared->mutex);
 
-	if (leader_participates)
+	if (leader_participates && tail)
+		leader_reltuples = hamming_build_scan_into(heap, index, indexInfo,
+												   table_beginscan_parallel(heap, pscan), true,
+												   tail, indtuples);
+	else if (leader_participates)
 		participate(shared, pscan, heap, index, indexInfo, nworkers, true);
 	/* a worker that failed to start is an error here (it would export nothing) */
 	WaitForParallelWorkersToAttach(pcxt);
 	wait_for(shared, false);
 
-	/* the tables' blocks, from the number of entries; the index extended over them */
 	parts = palloc(shared->nslots * sizeof(Participant *));
 	files = palloc(shared->nslots * sizeof(BufFile *));
 	nparts = open_shares(shared, parts, files);
-	*reltuples = 0;
+	*reltuples = leader_reltuples;
 	for (i = 0; i < nparts; i++)
 	{
 		*reltuples += parts[i]->reltuples;
 		*indtuples += parts[i]->indtuples;
 		shared->nentries += parts[i]->run.count;
 	}
-	if (shared->nentries >= PG_UINT32_MAX - 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("hamming index \"%s\" cannot hold more than %u rows in its probe tables",
-						RelationGetRelationName(index), PG_UINT32_MAX - 1),
-				 errhint("Create it WITH (probe_tables = off), or partition the table.")));
-	end = shared->nentries > 0 ? hamming_build_layout(shared->nentries, &shared->layout) :
-		HAMMING_METAPAGE_BLKNO + 1;
-	extend_to(index, end);
-	SpinLockAcquire(&shared->mutex);
-	shared->tables_ready = true;
-	SpinLockRelease(&shared->mutex);
-	ConditionVariableBroadcast(&shared->cv);
-
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HAMMING_PHASE_WRITE);
-	write_tables(shared, index);
+	if (tail)
+		stream_shares(nparts, parts, files, index, tail);
+	else
+		write_all_tables(shared, index, nparts, parts, files, budget / 16, meta, nulls);
 	WaitForParallelWorkersToFinish(pcxt);
-
-	if (shared->nentries > 0)
-		memcpy(meta, &shared->layout, sizeof(HammingMetaPageData));
-	meta->tail_start = end;
-	*nulls = merge_nulls(nparts, parts, files, budget / 16);
 	for (i = 0; i < nparts; i++)
 		BufFileClose(files[i]);
 	pfree(parts);

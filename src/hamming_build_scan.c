@@ -1,7 +1,7 @@
 /*
  * hamming_build_scan.c
- *	  The heap scan of a build that writes probe tables (hamming_build.c,
- *	  and each participant of a parallel build, hamming_build_parallel.c):
+ *	  The heap scan of a build (hamming_build.c, hamming128.c, and each
+ *	  participant of a parallel build, hamming_build_parallel.c):
  *	  each row's entries into the sort, the TIDs of NULLs kept apart; and
  *	  what a row's key makes entries of (hamming_row_fingerprints, also for
  *	  inserts and the check): its fingerprint, or the distinct quarters of
@@ -69,9 +69,21 @@ scan_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 	state->indtuples += Max(n, 1);	/* entries, as VACUUM counts them */
 	if (n == 0)
-		state->sink->add(state->sink->arg, index, true, 0, tid);
+		state->sink->add(state->sink->arg, index, true, NULL, tid);
 	for (i = 0; i < n; i++)
-		state->sink->add(state->sink->arg, index, false, fps[i], tid);
+		state->sink->add(state->sink->arg, index, false, &fps[i], tid);
+}
+
+/* a row of an index of simhash128: one entry, its key or NULL */
+static void
+scan_callback128(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+				 bool tupleIsAlive, void *arg)
+{
+	BuildScanState *state = (BuildScanState *) arg;
+
+	state->indtuples++;
+	state->sink->add(state->sink->arg, index, isnull[0],
+					 isnull[0] ? NULL : DatumGetPointer(values[0]), tid);
 }
 
 /*
@@ -90,7 +102,8 @@ hamming_build_scan_into(Relation heap, Relation index, IndexInfo *indexInfo, Tab
 	state.sink = sink;
 	state.indtuples = 0;
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
-									   scan_callback, (void *) &state, scan);
+									   hamming_index_is_wide(index) ? scan_callback128 : scan_callback,
+									   (void *) &state, scan);
 	*indtuples += state.indtuples;
 	return reltuples;
 }
@@ -103,7 +116,7 @@ typedef struct SortSink
 } SortSink;
 
 static void
-sort_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid)
+sort_sink_add(void *arg, Relation index, bool isnull, const void *key, ItemPointer tid)
 {
 	SortSink   *s = (SortSink *) arg;
 
@@ -118,7 +131,7 @@ sort_sink_add(void *arg, Relation index, bool isnull, uint64 fp, ItemPointer tid
 				 errmsg("hamming index \"%s\" cannot hold more than %u entries in its probe tables",
 						RelationGetRelationName(index), PG_UINT32_MAX - 1),
 				 errhint("Create it WITH (probe_tables = off), or partition the table.")));
-	hamming_sort_add(s->sort, fp, tid);
+	hamming_sort_add(s->sort, *(const uint64 *) key, tid);
 }
 
 /* the sorts of a build of budget bytes: a sixteenth for NULL TIDs, 6 bytes each, the rest for the entries */

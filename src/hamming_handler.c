@@ -11,18 +11,13 @@
 
 /*
  * An index of simhash128 (a 16-byte key) has its own layout, hamming128.c:
- * each entry point goes to the one of the index's width.
+ * each entry point goes to the one of the index's width
+ * (hamming_index_is_wide).
  */
-static bool
-index_is_wide(Relation index)
-{
-	return TupleDescAttr(RelationGetDescr(index), 0)->attlen == 16;
-}
-
 static IndexBuildResult *
 build_any(Relation heap, Relation index, IndexInfo *indexInfo)
 {
-	if (index_is_wide(index))
+	if (hamming_index_is_wide(index))
 		return hamming128_build(heap, index, indexInfo);
 	return hamming_build(heap, index, indexInfo);
 }
@@ -31,7 +26,7 @@ static bool
 insert_any(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid, Relation heapRel,
 		   IndexUniqueCheck checkUnique, bool indexUnchanged, IndexInfo *indexInfo)
 {
-	if (index_is_wide(index))
+	if (hamming_index_is_wide(index))
 		return hamming128_insert(index, values, isnull, ht_ctid);
 	return hamming_insert(index, values, isnull, ht_ctid, heapRel, checkUnique, indexUnchanged,
 						  indexInfo);
@@ -41,7 +36,7 @@ static IndexBulkDeleteResult *
 bulk_delete_any(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				IndexBulkDeleteCallback callback, void *callback_state)
 {
-	if (index_is_wide(info->index))
+	if (hamming_index_is_wide(info->index))
 		return hamming128_bulk_delete(info, stats, callback, callback_state);
 	return hamming_bulk_delete(info, stats, callback, callback_state);
 }
@@ -49,7 +44,7 @@ bulk_delete_any(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 static IndexBulkDeleteResult *
 vacuum_cleanup_any(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	if (index_is_wide(info->index))
+	if (hamming_index_is_wide(info->index))
 		return hamming128_vacuum_cleanup(info, stats);
 	return hamming_vacuum_cleanup(info, stats);
 }
@@ -70,7 +65,7 @@ cost_estimate_any(PlannerInfo *root, IndexPath *path, double loop_count,
 static IndexScanDesc
 begin_scan_any(Relation index, int nkeys, int norderbys)
 {
-	if (index_is_wide(index))
+	if (hamming_index_is_wide(index))
 		return hamming128_begin_scan(index, nkeys, norderbys);
 	return hamming_begin_scan(index, nkeys, norderbys);
 }
@@ -78,7 +73,7 @@ begin_scan_any(Relation index, int nkeys, int norderbys)
 static void
 rescan_any(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
-	if (index_is_wide(scan->indexRelation))
+	if (hamming_index_is_wide(scan->indexRelation))
 		hamming128_rescan(scan, keys, nkeys, orderbys, norderbys);
 	else
 		hamming_rescan(scan, keys, nkeys, orderbys, norderbys);
@@ -87,7 +82,7 @@ rescan_any(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 static bool
 get_tuple_any(IndexScanDesc scan, ScanDirection dir)
 {
-	if (index_is_wide(scan->indexRelation))
+	if (hamming_index_is_wide(scan->indexRelation))
 		return hamming128_get_tuple(scan, dir);
 	return hamming_get_tuple(scan, dir);
 }
@@ -95,7 +90,7 @@ get_tuple_any(IndexScanDesc scan, ScanDirection dir)
 static int64
 get_bitmap_any(IndexScanDesc scan, TIDBitmap *tbm)
 {
-	if (index_is_wide(scan->indexRelation))
+	if (hamming_index_is_wide(scan->indexRelation))
 		return hamming128_get_bitmap(scan, tbm);
 	return hamming_get_bitmap(scan, tbm);
 }
@@ -103,7 +98,7 @@ get_bitmap_any(IndexScanDesc scan, TIDBitmap *tbm)
 static void
 end_scan_any(IndexScanDesc scan)
 {
-	if (index_is_wide(scan->indexRelation))
+	if (hamming_index_is_wide(scan->indexRelation))
 		hamming128_end_scan(scan);
 	else
 		hamming_end_scan(scan);

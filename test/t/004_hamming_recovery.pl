@@ -38,7 +38,14 @@ $primary->safe_psql('postgres', q{
 	DELETE FROM docs WHERE id % 5 = 0;
 });
 $primary->safe_psql('postgres', 'VACUUM docs');
-$primary->safe_psql('postgres', 'CREATE INDEX docs_fp_tail ON docs USING hamming (fp) WITH (probe_tables = off)');
+# an index without probe tables built by two parallel workers: the leader
+# writes the tail of their entries and WAL-logs it as a serial build does
+my ($ret, $out, $err) = $primary->psql('postgres', q{
+	SET max_parallel_maintenance_workers = 2; SET min_parallel_table_scan_size = 0;
+	SET maintenance_work_mem = '128MB'; SET client_min_messages = debug1;
+	CREATE INDEX docs_fp_tail ON docs USING hamming (fp) WITH (probe_tables = off)});
+is($ret, 0, 'the index without probe tables is built');
+like($err, qr/with 2 of 2 requested parallel workers/, 'two parallel workers built the index without probe tables');
 $primary->safe_psql('postgres', 'REINDEX INDEX docs_fp');
 $primary->wait_for_catchup($standby);
 index_answers_exact($primary, 'docs', 'primary');
@@ -74,6 +81,24 @@ foreach my $node ($primary, $standby)
 }
 is($standby->safe_psql('postgres', q{EXPLAIN (COSTS OFF) SELECT id FROM texts WHERE body ~= 'notice 5 of the harbour office'}) =~ /texts_body/ ? 1 : 0,
 	1, 'the standby plans the text index');
+
+# an index of simhash128 built by two parallel workers, replayed under
+# wal_consistency_checking: on the standby it answers as a sequential scan
+($ret, $out, $err) = $primary->psql('postgres', q{
+	CREATE TABLE wide (id int, fp simhash128);
+	INSERT INTO wide SELECT g, CASE WHEN g % 50 = 0 THEN NULL ELSE md5((g % 300)::text)::simhash128 END
+		FROM generate_series(1, 6000) g;
+	SET max_parallel_maintenance_workers = 2; SET min_parallel_table_scan_size = 0;
+	SET maintenance_work_mem = '128MB'; SET client_min_messages = debug1;
+	CREATE INDEX wide_fp ON wide USING hamming (fp)});
+is($ret, 0, 'the index of simhash128 is built');
+like($err, qr/with 2 of 2 requested parallel workers/, 'two parallel workers built the index of simhash128');
+$primary->wait_for_catchup($standby);
+my $wide_query = q{SELECT count(*), string_agg(id::text, ',' ORDER BY id) FROM wide WHERE fp <~> md5('7')::simhash128 <= 40};
+like($standby->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) $wide_query"), qr/wide_fp/, 'the standby plans the index of simhash128');
+is($standby->safe_psql('postgres', "SET enable_seqscan = off; $wide_query"),
+	$standby->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $wide_query"),
+	'standby: the index of simhash128 answers as a sequential scan');
 
 # merges (VACUUM merged the tail above): by inserts that grow the tail
 # over tail_limit, by hamming_merge_tail(), by VACUUM again, each writing
