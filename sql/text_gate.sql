@@ -79,8 +79,8 @@ FROM flagged f JOIN sample_g s ON s.n = f.id;
 -- one session's checks, each of which compares the new row with its
 -- candidates through the text and shingles its backend keeps of the row
 -- last compared: near-copies rejected and other texts let in exactly as a
--- sequential scan says, across deletes and VACUUM (new rows taking over
--- the freed TIDs), an error, a merge and TRUNCATE.  The texts: 40 words
+-- sequential scan says, across deletes and VACUUM, an error, a merge and
+-- TRUNCATE.  The texts: 40 words
 -- each; a near-copy changes the last.
 CREATE FUNCTION words(i int, last int DEFAULT 0) RETURNS text LANGUAGE sql IMMUTABLE AS $$
 	SELECT string_agg(CASE WHEN j = 40 AND last > 0 THEN 'changed' || last ELSE substr(md5(i || '.' || j), 1, 8) END, ' ' ORDER BY j)
@@ -128,14 +128,13 @@ BEGIN
 END $$;
 SELECT * FROM gate_round(10000, ARRAY[5, 50, 2100, 2200, 2390], 1);
 SELECT * FROM gate_round(10100, ARRAY[3001, 3002, 3003], 0);
--- deletes of rows in the tail, VACUUM (no merge), new rows on their TIDs
-CREATE TEMP TABLE gate_freed AS SELECT ctid AS c FROM gated WHERE id BETWEEN 2001 AND 2300;
+-- deletes of rows in the tail, VACUUM (no merge), new rows (which may take
+-- over the freed TIDs, if no snapshot kept VACUUM from freeing them)
 DELETE FROM gated WHERE id BETWEEN 2001 AND 2300;
 VACUUM gated;
 SELECT merges AS merges_by_vacuum FROM hamming_index_info('gated_gate');
 SELECT * FROM gate_round(10200, ARRAY(SELECT generate_series(2001, 2300, 10)), 1);
 INSERT INTO gated SELECT 10300 + i, words(4000 + i) FROM generate_series(1, 300) i;
-SELECT count(*) > 0 AS freed_tids_taken_over FROM gated WHERE ctid IN (SELECT c FROM gate_freed);
 SELECT * FROM gate_round(10700, ARRAY[2005, 2301, 2350, 4001, 4150], 2);
 -- an error inside a check's transaction, then a merge, then TRUNCATE
 BEGIN;
