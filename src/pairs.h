@@ -181,6 +181,7 @@ struct PairsState
 								 * among the tables of the share */
 	void		(*table_done) (PairsState *st); /* after each of its tables */
 	void	   *table_done_arg;
+	int			workers;		/* the parallel workers that share them */
 	int			block_shift[SIMHASH_BITS];
 	uint64		block_mask[SIMHASH_BITS];
 

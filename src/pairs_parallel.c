@@ -368,6 +368,7 @@ pairs_parallel_tables(PairsState *st)
 		return false;
 
 	/* the leader's tables, and the workers' pairs between two of them */
+	st->workers = w->nworkers;
 	if (parallel_leader_participation)
 	{
 		st->next_table = &w->shared->next_table;
@@ -392,6 +393,7 @@ pairs_parallel_tables(PairsState *st)
 			(errmsg_internal("%s: %d tables enumerated by %d parallel workers and %d by the leader, %lld pairs from the workers",
 							 st->fname, ntables - w->by_leader, w->nworkers, w->by_leader,
 							 (long long) w->received)));
+	st->workers = 0;
 	simhash_parallel_end(w->pcxt);
 	return true;
 }

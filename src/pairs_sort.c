@@ -39,6 +39,10 @@ pairs_progress(PairsState *st)
 	else if (st->table == 0)
 		ereport(NOTICE,
 				(errmsg("near-duplicate search: %lld rows read so far", (long long) st->ntotal)));
+	else if (st->workers > 0)
+		ereport(NOTICE,
+				(errmsg("near-duplicate search: table %d of %d, %lld pairs so far, %d parallel workers",
+						st->table, st->ntables, (long long) st->npairs, st->workers)));
 	else
 		ereport(NOTICE,
 				(errmsg("near-duplicate search: table %d of %d, %lld pairs so far",
