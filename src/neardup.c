@@ -263,8 +263,10 @@ right_shingles(FunctionCallInfo fcinfo, const char *data, int len)
 	cache->len = len;
 	cache->shingles = shingles;
 	MemoryContextSwitchTo(old);
+	/* a call site new to the operand may be one of those that keep nothing */
+	if (fcinfo->flinfo->fn_extra == NULL)
+		remember_in_backend(data, len, &cache->shingles);
 	fcinfo->flinfo->fn_extra = cache;
-	remember_in_backend(data, len, &cache->shingles);
 	return &cache->shingles;
 }
 
