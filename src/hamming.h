@@ -2,11 +2,13 @@
  * hamming.h
  *	  The "hamming" index access method: strategy numbers, page layout,
  *	  metapage, scan state and the entry points of its files
- *	  (hamming_handler.c, hamming_build.c, hamming_insert.c, hamming_scan.c,
- *	  hamming_probe.c, hamming_merge.c, hamming_vacuum.c, hamming_work.c,
- *	  hamming_cost.c, hamming_validate.c, hamming_check.c, hamming_info.c,
- *	  hamming_utils.c, hamming_near.c, hamming_tail_cache.c, hamming128.c,
- *	  hamming_build_parallel.c, hamming_build_scan.c, hamming_write.c).
+ *	  (hamming_handler.c, hamming_options.c, hamming_build.c,
+ *	  hamming_insert.c, hamming_append.c, hamming_scan.c, hamming_probe.c,
+ *	  hamming_merge.c, hamming_vacuum.c, hamming_work.c, hamming_cost.c,
+ *	  hamming_validate.c, hamming_check.c, hamming_info.c, hamming_utils.c,
+ *	  hamming_near.c, hamming_tail_cache.c, hamming128.c,
+ *	  hamming_build_parallel.c, hamming_build_scan.c, hamming_write.c,
+ *	  hamming_sort.c, hamming_map.c).
  *
  * The index has two parts.  The probe tables hold every fingerprint of the
  * table four times, each copy sorted on a different 16-bit block of the
@@ -492,11 +494,13 @@ hamming_index_is_wide(Relation index)
 }
 extern int	hamming_row_fingerprints(Relation index, Datum value, bool isnull, uint64 *fps);
 
-/* hamming_utils.c */
+/* hamming_options.c */
 extern void hamming_init_reloptions(void);
 extern bytea *hamming_options(Datum reloptions, bool validate);
 extern int	hamming_similar_radius(Relation index);
 extern int	hamming_tail_limit(Relation index);
+
+/* hamming_utils.c */
 extern void hamming_init_page(Page page, uint16 kind);
 extern void hamming_init_metapage(Page page);
 extern uint64 hamming_new_tables_id(uint64 previous);
@@ -646,8 +650,9 @@ typedef enum HammingMergeResult
 extern HammingMergeResult hamming_merge(Relation index, BufferAccessStrategy strategy, HammingMergeBy by);
 
 /*
- * hamming_insert.c: append to a page (exclusively locked) if it takes the
- * entry; append to a page with room
+ * hamming_append.c: an entry into the tail, by the caller's functions for
+ * its width: append to a page (exclusively locked) if it takes the entry;
+ * append to a page with room
  */
 typedef bool (*HammingTryAppend) (Relation index, Buffer buffer, uint16 kind, const void *entry,
 								  ItemPointer tid);
@@ -655,6 +660,8 @@ typedef void (*HammingAppend) (Page page, const void *entry, ItemPointer tid);
 extern BlockNumber hamming_insert_entry(Relation index, int target, uint16 kind, const void *entry,
 										ItemPointer tid, HammingTryAppend try_append, HammingAppend append,
 										uint32 *nsorted);
+
+/* hamming_insert.c */
 extern bool hamming_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heapRel,
 						   IndexUniqueCheck checkUnique,
