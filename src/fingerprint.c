@@ -1,16 +1,16 @@
 /*
  * fingerprint.c
- *	  Computing fingerprints: the vote accumulator, feature hashing, and the
- *	  SQL functions simhash(text, ...), simhash_ngram(text, ...),
- *	  simhash(tsvector), simhash(text[]), simhash(text[], float8[]) and the
- *	  aggregate simhash_agg(text, float8); and the 128-bit simhash128(text,
- *	  ...), simhash128_ngram(text, ...), simhash128(tsvector) and
- *	  simhash128(text[]), whose high half is the 64-bit function's value and
- *	  whose low half is voted by the same features' second hashes
- *	  (simhash_low_hash), in the same pass.
+ *	  Computing fingerprints: feature hashing, and, with the vote
+ *	  accumulator of accumulator.c, the SQL functions simhash(text, ...),
+ *	  simhash_ngram(text, ...), simhash(tsvector), simhash(text[]),
+ *	  simhash(text[], float8[]) and the aggregate simhash_agg(text, float8);
+ *	  and the 128-bit simhash128(text, ...), simhash128_ngram(text, ...),
+ *	  simhash128(tsvector) and simhash128(text[]), whose high half is the
+ *	  64-bit function's value and whose low half is voted by the same
+ *	  features' second hashes (simhash_low_hash), in the same pass.
  */
 #include "simhash128.h"
-#include "fingerprint.h"
+#include "accumulator.h"
 #include "tokenize.h"
 
 #include <math.h>
@@ -28,260 +28,6 @@
 #include "utils/tuplesort.h"
 
 #include "feature_hash.h"
-
-/* ---- accumulator ---- */
-
-/* the planes hold counts below 2^SIMHASH_PLANES: flush before they could not */
-#define ACC_FLUSH_AT	(1U << (SIMHASH_PLANES - 1))
-
-/* an empty accumulator: counts[] and weighted[] are zeroed when first used */
-void
-simhash_acc_init(SimhashAcc *acc)
-{
-	memset(acc->planes, 0, sizeof(acc->planes));
-	acc->nunit = 0;
-	acc->pending = 0;
-	acc->flushed = false;
-	acc->has_weighted = false;
-}
-
-/* move the bit-plane counts into counts[] */
-static void
-acc_flush_planes(SimhashAcc *acc)
-{
-	int			p,
-				bit;
-
-	if (!acc->flushed)
-	{
-		memset(acc->counts, 0, sizeof(acc->counts));
-		acc->flushed = true;
-	}
-	for (p = 0; p < SIMHASH_PLANES; p++)
-	{
-		uint64		plane = acc->planes[p];
-
-		while (plane)
-		{
-			bit = pg_rightmost_one_pos64(plane);
-			acc->counts[bit] += INT64CONST(1) << p;
-			plane &= plane - 1;
-		}
-		acc->planes[p] = 0;
-	}
-	acc->pending = 0;
-}
-
-/*
- * Add 2^p to the counter of every bit set in hash: a binary increment of the
- * bit-sliced counters from plane p up (it touches two planes on average).
- */
-static inline void
-acc_add_at(SimhashAcc *acc, uint64 hash, int p)
-{
-	uint64		carry = hash;
-
-	while (carry)
-	{
-		uint64		plane = acc->planes[p];
-
-		acc->planes[p] = plane ^ carry;
-		carry &= plane;
-		p++;
-	}
-}
-
-/* after adding weight w (at most ACC_FLUSH_AT) to the planes */
-static inline void
-acc_added(SimhashAcc *acc, uint32 w)
-{
-	acc->nunit += w;
-	acc->pending += w;
-	if (acc->pending >= ACC_FLUSH_AT)
-		acc_flush_planes(acc);
-}
-
-/* a carry-save adder: h:l = a + b + c, bitwise */
-#define CSA(h, l, a, b, c) \
-	do { \
-		uint64		u_ = (a) ^ (b); \
-		uint64		c_ = (c); \
-		(h) = ((a) & (b)) | (u_ & c_); \
-		(l) = u_ ^ c_; \
-	} while (0)
-
-/*
- * Add features of weight 2^p, sixteen at a time with the Harley-Seal adder
- * tree: planes p to p + 3 are its ones, twos, fours and eights, and only its
- * sixteens go through a (branchy) increment of the planes from p + 4 up.
- * The counts are the same as adding the hashes one by one.
- */
-static pg_attribute_always_inline void
-acc_add_units_at(SimhashAcc *acc, const uint64 *h, int n, int p)
-{
-	uint64		ones = acc->planes[p],
-				twos = acc->planes[p + 1],
-				fours = acc->planes[p + 2],
-				eights = acc->planes[p + 3];
-
-	for (; n >= 16; n -= 16, h += 16)
-	{
-		uint64		twosA,
-					twosB,
-					foursA,
-					foursB,
-					eightsA,
-					eightsB,
-					sixteens;
-
-		CSA(twosA, ones, ones, h[0], h[1]);
-		CSA(twosB, ones, ones, h[2], h[3]);
-		CSA(foursA, twos, twos, twosA, twosB);
-		CSA(twosA, ones, ones, h[4], h[5]);
-		CSA(twosB, ones, ones, h[6], h[7]);
-		CSA(foursB, twos, twos, twosA, twosB);
-		CSA(eightsA, fours, fours, foursA, foursB);
-		CSA(twosA, ones, ones, h[8], h[9]);
-		CSA(twosB, ones, ones, h[10], h[11]);
-		CSA(foursA, twos, twos, twosA, twosB);
-		CSA(twosA, ones, ones, h[12], h[13]);
-		CSA(twosB, ones, ones, h[14], h[15]);
-		CSA(foursB, twos, twos, twosA, twosB);
-		CSA(eightsB, fours, fours, foursA, foursB);
-		CSA(sixteens, eights, eights, eightsA, eightsB);
-		acc_add_at(acc, sixteens, p + 4);
-		acc->planes[p] = ones;
-		acc->planes[p + 1] = twos;
-		acc->planes[p + 2] = fours;
-		acc->planes[p + 3] = eights;
-		acc_added(acc, 16U << p);
-		/* a flush empties the planes */
-		ones = acc->planes[p];
-		twos = acc->planes[p + 1];
-		fours = acc->planes[p + 2];
-		eights = acc->planes[p + 3];
-	}
-	for (; n > 0; n--, h++)
-	{
-		acc_add_at(acc, *h, p);
-		acc_added(acc, 1U << p);
-	}
-}
-
-/* Add features of weight 1. */
-void
-simhash_acc_add_units(SimhashAcc *acc, const uint64 *h, int n)
-{
-	acc_add_units_at(acc, h, n, 0);
-}
-
-/* Add the second hashes of features of weight 2^p (the low half's votes). */
-#define LOW_CHUNK 256
-
-static void
-acc_add_low_units_at(SimhashAcc *acc, const uint64 *h, int n, int p)
-{
-	uint64		second[LOW_CHUNK];
-
-	while (n > 0)
-	{
-		int			m = Min(n, LOW_CHUNK);
-		int			i;
-
-		for (i = 0; i < m; i++)
-			second[i] = simhash_low_hash(h[i]);
-		acc_add_units_at(acc, second, m, p);
-		h += m;
-		n -= m;
-	}
-}
-
-/* Add one feature of integer weight w: 2^p for each bit p set in w. */
-void
-simhash_acc_add_times(SimhashAcc *acc, uint64 hash, uint32 w)
-{
-	while (w > 0)
-	{
-		uint32		part = Min(w, ACC_FLUSH_AT);
-		uint32		rest = part;
-
-		while (rest)
-		{
-			acc_add_at(acc, hash, pg_rightmost_one_pos32(rest));
-			rest &= rest - 1;
-		}
-		acc_added(acc, part);
-		w -= part;
-	}
-}
-
-/* the weighted sums, zeroed when first used */
-static inline double *
-acc_weighted(SimhashAcc *acc)
-{
-	if (!acc->has_weighted)
-	{
-		memset(acc->weighted, 0, sizeof(acc->weighted));
-		acc->has_weighted = true;
-	}
-	return acc->weighted;
-}
-
-void
-simhash_acc_add_weighted(SimhashAcc *acc, uint64 hash, double weight)
-{
-	double	   *sums = acc_weighted(acc);
-	int			bit;
-
-	for (bit = 0; bit < 64; bit++)
-		sums[bit] += ((hash >> bit) & 1) ? weight : -weight;
-}
-
-/*
- * The bits whose count in the planes alone exceeds half the weight added: a
- * comparison of the 64 bit-sliced counters with one number, from the top
- * plane down (the counters above it so far, and those equal to it so far).
- */
-static uint64
-acc_planes_majority(const SimhashAcc *acc)
-{
-	uint64		half = acc->nunit / 2;	/* count > nunit / 2 <=> count > half */
-	uint64		above = 0,
-				equal = ~UINT64CONST(0);
-	int			p;
-
-	for (p = SIMHASH_PLANES - 1; p >= 0; p--)
-	{
-		uint64		h = (half >> p) & 1 ? ~UINT64CONST(0) : 0;
-
-		above |= equal & acc->planes[p] & ~h;
-		equal &= ~(acc->planes[p] ^ h);
-	}
-	return above;
-}
-
-simhash
-simhash_acc_finish(SimhashAcc *acc)
-{
-	simhash		result = 0;
-	int			bit;
-
-	/* the usual case: nothing flushed yet, no weighted features */
-	if (!acc->has_weighted && acc->nunit == acc->pending)
-		return acc_planes_majority(acc);
-	acc_flush_planes(acc);
-	for (bit = 0; bit < 64; bit++)
-	{
-		/* unit features vote +1 where set and -1 where clear */
-		double		vote = (double) (2 * acc->counts[bit] - (int64) acc->nunit);
-
-		if (acc->has_weighted)
-			vote += acc->weighted[bit];
-		if (vote > 0)
-			result |= UINT64CONST(1) << bit;
-	}
-	return result;
-}
 
 /* ---- weighting ---- */
 
@@ -480,7 +226,7 @@ sink_vote(FeatureSink *sink, const uint64 *hashes, int n)
 {
 	simhash_acc_add_units(&sink->acc, hashes, n);
 	if (sink->low != NULL)
-		acc_add_low_units_at(sink->low, hashes, n, 0);
+		simhash_acc_add_low_units(sink->low, hashes, n);
 }
 
 /* a vote of integer weight w for the feature of this hash, in both halves */
@@ -628,20 +374,6 @@ sink_finish(FeatureSink *sink)
 		sink->spill = NULL;
 	}
 	return simhash_acc_finish(&sink->acc);
-}
-
-/* s (len bytes) as UTF-8, converted from the database encoding if needed */
-char *
-simhash_as_utf8(const char *s, int *len)
-{
-	char	   *u;
-
-	if (GetDatabaseEncoding() == PG_UTF8)
-		return (char *) s;
-	u = pg_server_to_any(s, *len, PG_UTF8);
-	if (u != s)
-		*len = strlen(u);
-	return u;
 }
 
 /*

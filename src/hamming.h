@@ -48,7 +48,7 @@
  * generic WAL.
  *
  * An index of text (the operator classes simhash_text_ops of text and
- * simhash_doc_ops of simhash_doc, neardup.h) keeps each row as four
+ * simhash_doc_ops of simhash_doc, neardup_key.h) keeps each row as four
  * entries: the four 64-bit quarters of its text's 256-bit fingerprint, with
  * the row's TID (a text without shingles as a NULL).  A row within R bits
  * of a query is within R / 4 bits of it in some quarter, so a scan for

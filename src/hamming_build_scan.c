@@ -8,8 +8,8 @@
  *	  its text's 256-bit fingerprint.
  */
 #include "hamming.h"
-#include "neardup.h"
-#include "shingle.h"
+#include "neardup_key.h"
+#include "shingle_set.h"
 
 #include "access/tableam.h"
 #include "catalog/pg_type.h"

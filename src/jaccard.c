@@ -14,7 +14,7 @@
  * result.
  */
 #include "tokenize.h"
-#include "shingle.h"
+#include "shingle_set.h"
 
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"

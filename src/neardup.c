@@ -17,7 +17,7 @@
 #include "neardup.h"
 #include "mih.h"
 #include "settings.h"
-#include "shingle.h"
+#include "shingle_set.h"
 
 #include <math.h>
 

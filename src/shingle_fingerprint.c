@@ -30,8 +30,7 @@
  * of the two distances), for tables where 128 bits leave too many pairs just
  * below the similarity asked for among the candidates (doc/scale.md).
  */
-#include "fingerprint.h"
-#include "shingle.h"
+#include "shingle_set.h"
 #include "simhash128.h"
 #include "feature_hash.h"
 

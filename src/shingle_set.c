@@ -23,9 +23,9 @@
  * about m^2 / 2^65 for m distinct shingles, which would count them as one
  * (about 3 * 10^-12 for two texts of 10,000 words).
  */
-#include "fingerprint.h"
+#include "accumulator.h"
 #include "tokenize.h"
-#include "shingle.h"
+#include "shingle_set.h"
 #include "simhash128.h"
 #include "feature_hash.h"
 

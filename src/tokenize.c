@@ -4,7 +4,7 @@
  *	  simhash_ngram(text).
  *
  * The steps, all independent of the server's locale, collation and encoding
- * (the caller converts the text to UTF-8 first):
+ * (the caller converts the text to UTF-8 first, simhash_as_utf8):
  *	 1. code points unassigned in Unicode 14.0 become spaces;
  *	 2. NFKC normalization, done piecewise between "inert" characters (ASCII,
  *		CJK ideographs, kana, hangul syllables, ...), which no neighbour can
@@ -1740,4 +1740,18 @@ simhash_text_is_cjk(const char *utf8, size_t len)
 		in_word = word;
 	}
 	return cjk > words;
+}
+
+/* s (len bytes) as UTF-8, converted from the database encoding if needed */
+char *
+simhash_as_utf8(const char *s, int *len)
+{
+	char	   *u;
+
+	if (GetDatabaseEncoding() == PG_UTF8)
+		return (char *) s;
+	u = pg_server_to_any(s, *len, PG_UTF8);
+	if (u != s)
+		*len = strlen(u);
+	return u;
 }

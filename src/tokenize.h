@@ -2,7 +2,8 @@
  * tokenize.h
  *	  The tokenizer (tokenize.c): a UTF-8 text into the hashes of its
  *	  features (shingles of words, of characters, of units, of letters), one
- *	  at a time or in batches.
+ *	  at a time or in batches, and a text of the database's encoding into
+ *	  UTF-8.
  */
 #ifndef SIMHASH_TOKENIZE_H
 #define SIMHASH_TOKENIZE_H
@@ -30,5 +31,8 @@ typedef void (*SimhashFeatureBatchCallback) (const uint64 *hashes, int n, void *
 
 extern void simhash_tokenize_batch(const char *utf8, size_t len, SimhashFeatureKind kind,
 								   int n, SimhashFeatureBatchCallback emit, void *arg);
+
+/* s (*len bytes) in UTF-8: s itself, or a palloc'd conversion */
+extern char *simhash_as_utf8(const char *s, int *len);
 
 #endif							/* SIMHASH_TOKENIZE_H */

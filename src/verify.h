@@ -6,7 +6,7 @@
 #ifndef SIMHASH_VERIFY_H
 #define SIMHASH_VERIFY_H
 
-#include "shingle.h"
+#include "shingle_set.h"
 #include "utils/portal.h"
 
 typedef struct VerifyState VerifyState;

@@ -6,7 +6,7 @@
 #ifndef SIMHASH_VERIFY_PARALLEL_H
 #define SIMHASH_VERIFY_PARALLEL_H
 
-#include "shingle.h"
+#include "shingle_set.h"
 
 #include "access/parallel.h"
 #include "storage/shm_mq.h"

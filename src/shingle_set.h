@@ -1,5 +1,5 @@
 /*
- * shingle.h
+ * shingle_set.h
  *	  Shingle sets (shingle_set.c): how a text is cut into shingles, its set
  *	  of shingle hashes (hashed, sorted, or read from a stored bigint[]),
  *	  their Jaccard similarity and their fingerprints; used by the SQL
@@ -7,8 +7,8 @@
  *	  verification of the whole-table functions (verify.c), the test of
  *	  near-duplicate texts (neardup.c) and the hamming index of text.
  */
-#ifndef SIMHASH_SHINGLE_H
-#define SIMHASH_SHINGLE_H
+#ifndef SIMHASH_SHINGLE_SET_H
+#define SIMHASH_SHINGLE_SET_H
 
 #include "tokenize.h"
 
@@ -93,4 +93,4 @@ extern const Shingling shingle_text_shingling;
 extern void shingle_set_quarters(const int64 *set, Size count, uint64 *quarters);
 extern bool shingle_text_quarters(const char *data, int len, uint64 *quarters);
 
-#endif							/* SIMHASH_SHINGLE_H */
+#endif							/* SIMHASH_SHINGLE_SET_H */
