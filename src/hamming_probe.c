@@ -2,12 +2,19 @@
  * hamming_probe.c
  *	  Reading the probe tables of a "hamming" index (layout in hamming.h):
  *	  every row of the tables within k bits of a fingerprint, each once, with
- *	  its heap TID, through the block map of a merged index.  The tail pages
- *	  behind the tables are the scan's business (hamming_scan.c).
+ *	  its heap TID, through the block map of a merged index.  A table's
+ *	  buckets are read in order, each bucket's page pinned a few buckets
+ *	  ahead (through the buffer that last held it, when it still does), and
+ *	  a page's keys within k bits found eight at a time where the CPU can.
+ *	  The tail pages behind the tables are the scan's business
+ *	  (hamming_scan.c).
  */
+#include "settings.h"
 #include "hamming.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 /* one pinned page per stream: a table's entries, its directory */
 typedef struct PinnedPage
@@ -15,6 +22,56 @@ typedef struct PinnedPage
 	Buffer		buffer;
 	BlockNumber blkno;
 } PinnedPage;
+
+/*
+ * Pages of the tables pinned ahead of their buckets, their lines asked of
+ * the memory at once: a probe visits thousands of buckets, each on a page
+ * of its own, and waits less when the next ones are on their way.
+ */
+#define PROBE_AHEAD 8
+
+/*
+ * The buffer that last held a page of the tables, by a hash of its block,
+ * as a hint: ReadRecentBuffer() pins it when it still holds that page, with
+ * no lookup in the shared buffer table (the probe's largest cost after the
+ * pages themselves); otherwise the page is read as usual and the hint
+ * replaced.  A hint is never trusted, so it needs no invalidation.  A
+ * sixty-fourth of simhash.tail_cache_size (none when 0), per backend; not
+ * for the local buffers of a temporary index.
+ */
+static Buffer *hints = NULL;
+static uint32 nhints = 0;
+
+static Buffer
+read_table_page(Relation index, BlockNumber blkno)
+{
+	uint32		want = 0;
+	uint32		h;
+	Buffer		buffer;
+
+	if (simhash_tail_cache_kb > 0)
+		want = pg_nextpower2_32(Max((Size) simhash_tail_cache_kb * 1024 / 64 / sizeof(Buffer), 1024));
+	if (want != nhints)
+	{
+		if (hints)
+			pfree(hints);
+		hints = want ? MemoryContextAllocZero(TopMemoryContext, want * sizeof(Buffer)) : NULL;
+		nhints = want;
+	}
+	if (nhints == 0 || RelationUsesLocalBuffers(index))
+		return ReadBuffer(index, blkno);
+	h = hash_combine(murmurhash32(index->rd_rel->relfilenode), murmurhash32(blkno)) & (nhints - 1);
+	buffer = hints[h];
+#if PG_VERSION_NUM >= 160000
+	if (BufferIsValid(buffer) && ReadRecentBuffer(index->rd_locator, MAIN_FORKNUM, blkno, buffer))
+#else
+	if (BufferIsValid(buffer) && ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, buffer))
+#endif
+		return buffer;
+	buffer = ReadBuffer(index, blkno);
+	hints[h] = buffer;
+	return buffer;
+}
 
 typedef struct ProbeState
 {
@@ -29,6 +86,8 @@ typedef struct ProbeState
 	bool		stopped;		/* emit said stop */
 	PinnedPage entries[HAMMING_NTABLES];
 	PinnedPage directory[HAMMING_NTABLES];
+	PinnedPage ahead[PROBE_AHEAD];	/* pinned, not locked, nor yet read */
+	int			next_ahead;		/* the slot of ahead[] to fill next */
 } ProbeState;
 
 /* block j of x: the top 16 bits of x rotated left by 16 j */
@@ -55,9 +114,22 @@ locked_page(ProbeState *ps, PinnedPage *pp, BlockNumber lblk, uint16 kind)
 
 	if (pp->blkno != blkno)
 	{
+		int			a;
+
 		if (BufferIsValid(pp->buffer))
 			ReleaseBuffer(pp->buffer);
-		pp->buffer = ReadBuffer(ps->index, blkno);
+		pp->buffer = InvalidBuffer;
+		for (a = 0; a < PROBE_AHEAD; a++)
+			if (ps->ahead[a].blkno == blkno)
+			{
+				/* pinned ahead: the pin moves here */
+				pp->buffer = ps->ahead[a].buffer;
+				ps->ahead[a].buffer = InvalidBuffer;
+				ps->ahead[a].blkno = InvalidBlockNumber;
+				break;
+			}
+		if (!BufferIsValid(pp->buffer))
+			pp->buffer = read_table_page(ps->index, blkno);
 		pp->blkno = blkno;
 	}
 	LockBuffer(pp->buffer, BUFFER_LOCK_SHARE);
@@ -77,6 +149,9 @@ release_pages(ProbeState *ps)
 {
 	int			j;
 
+	for (j = 0; j < PROBE_AHEAD; j++)
+		if (BufferIsValid(ps->ahead[j].buffer))
+			ReleaseBuffer(ps->ahead[j].buffer);
 	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
 		if (BufferIsValid(ps->entries[j].buffer))
@@ -254,90 +329,125 @@ taken_in_table(ProbeState *ps, uint64 fp, int j, int *distance)
 	return ps->match(ps->arg, fp, *distance);
 }
 
-/* the rows of bucket b of table j */
+/*
+ * The page of table j that holds entry i, pinned now (unless it is pinned
+ * already) for a bucket probed later, and the lines that the probe reads
+ * first (the page's kind and generation, entry i) asked of the memory
+ * without waiting for them
+ */
 static void
-probe_bucket(ProbeState *ps, int j, uint32 bucket)
+pin_ahead(ProbeState *ps, int j, uint32 i, uint32 end)
+{
+	uint32		line;
+	uint32		capacity = j == 0 ? HAMMING_PAGE_CAPACITY : HAMMING_KEYS_CAPACITY;
+	BlockNumber blkno = hamming_table_block(ps->tables, ps->tables->table_start[j] + i / capacity);
+	PinnedPage *slot;
+	Page		page;
+	int			a;
+
+	if (ps->entries[j].blkno == blkno)
+		return;
+	for (a = 0; a < PROBE_AHEAD; a++)
+		if (ps->ahead[a].blkno == blkno)
+			return;
+	slot = &ps->ahead[ps->next_ahead];
+	ps->next_ahead = (ps->next_ahead + 1) % PROBE_AHEAD;
+	if (BufferIsValid(slot->buffer))
+		ReleaseBuffer(slot->buffer);
+	slot->buffer = read_table_page(ps->index, blkno);
+	slot->blkno = blkno;
+	page = BufferGetPage(slot->buffer);
+	__builtin_prefetch(page);
+	__builtin_prefetch((char *) page + BLCKSZ - MAXALIGN(sizeof(HammingPageOpaqueData)));
+	/* the bucket's first lines (the CPU's own prefetcher follows a stream) */
+	for (line = i % capacity; line < Min(capacity, i % capacity + Min(end - i, 128)); line += 8)
+		__builtin_prefetch(HammingPageKeys(page) + line);
+}
+
+/*
+ * The rows of table j in entries [i, end): a bucket.  Its keys within k
+ * bits of the query are found in the page itself (hamming_near_slots, eight
+ * at a time where the CPU can) and copied under the lock with their TIDs
+ * (table 0) for the rest of the checks.  Equal keys are neighbours: a
+ * fingerprint is decided once, and a run of its copies that goes on past a
+ * page is crossed at once (past_copies) unless its rows are to be emitted
+ * one by one (taken, in table 0): table j's keys lead to table 0, which
+ * gives every row of a fingerprint at once.
+ */
+static void
+probe_bucket(ProbeState *ps, int j, uint32 i, uint32 end)
 {
 	const HammingTables *t = ps->tables;
-	uint32		i;
-	uint32		end;
+	uint32		capacity = j == 0 ? HAMMING_PAGE_CAPACITY : HAMMING_KEYS_CAPACITY;
 	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
+	simhash		query = hamming_rotate_left(ps->query, j * HAMMING_BLOCK_BITS % 64);
 	bool		have_previous = false;
-	uint64		previous = 0;
+	uint64		previous = 0;	/* the last key decided */
 	bool		previous_taken = false;
 	int			previous_distance = 0;
+	bool		have_page_last = false;
+	uint64		page_last = 0;	/* the last key of the previous page */
 
-	directory_range(ps, j, bucket, &i, &end);
 	while (i < end && !ps->stopped)
 	{
+		Page		page = locked_page(ps, &ps->entries[j], t->table_start[j] + i / capacity,
+									   j == 0 ? HAMMING_SORTED : HAMMING_KEYS);
+		const uint64 *keys = HammingPageKeys(page);
+		uint32		first = i % capacity;
+		uint32		n = Min(capacity - first, end - i);
+		uint16		slots[HAMMING_KEYS_CAPACITY];
+		uint64		near[HAMMING_KEYS_CAPACITY];
+		ItemPointerData tids[HAMMING_PAGE_CAPACITY];
+		int			nnear;
+		int			s;
+		uint64		last;
+		bool		run_goes_on;
+
 		CHECK_FOR_INTERRUPTS();
-		if (j == 0)
+		nnear = hamming_near_slots(keys + first, n, query, 0, ps->k, slots);
+		for (s = 0; s < nnear; s++)
 		{
-			/* this page's part of the bucket, copied under one share lock */
-			Page		page = locked_page(ps, &ps->entries[0],
-										   t->table_start[0] + i / HAMMING_PAGE_CAPACITY,
-										   HAMMING_SORTED);
-			uint64		fps[HAMMING_PAGE_CAPACITY];
-			ItemPointerData tids[HAMMING_PAGE_CAPACITY];
-			uint32		first = i % HAMMING_PAGE_CAPACITY;
-			uint32		n = Min(HAMMING_PAGE_CAPACITY - first, end - i);
-			uint32		s;
-
-			memcpy(fps, HammingPageFingerprints(page) + first, n * sizeof(uint64));
-			memcpy(tids, HammingPageTids(page) + first, n * sizeof(ItemPointerData));
-			unlock_page(&ps->entries[0]);
-			i += n;
-			for (s = 0; s < n && !ps->stopped; s++)
-			{
-				/* copies of a fingerprint are neighbours: decided once */
-				if (!have_previous || fps[s] != previous)
-				{
-					previous = fps[s];
-					have_previous = true;
-					previous_taken = taken_in_table(ps, previous, 0, &previous_distance);
-				}
-				else if (!previous_taken && fps[n - 1] == previous)
-				{
-					/* the copies go on after this page: cross them */
-					i = past_copies(ps, 0, i - 1, end, previous);
-					break;
-				}
-				if (previous_taken)
-					emit_hit(ps, &tids[s], previous_distance, first + s);
-			}
+			near[s] = keys[first + slots[s]];
+			if (j == 0)
+				tids[s] = HammingPageTids(page)[first + slots[s]];
 		}
-		else
+		last = keys[first + n - 1];
+		run_goes_on = n > 1 ? keys[first + n - 2] == last : (have_page_last && page_last == last);
+		unlock_page(&ps->entries[j]);
+		i += n;
+		page_last = last;
+		have_page_last = true;
+
+		for (s = 0; s < nnear && !ps->stopped; s++)
 		{
-			Page		page = locked_page(ps, &ps->entries[j],
-										   t->table_start[j] + i / HAMMING_KEYS_CAPACITY,
-										   HAMMING_KEYS);
-			uint64		keys[HAMMING_KEYS_CAPACITY];
-			uint32		slot = i % HAMMING_KEYS_CAPACITY;
-			uint32		last = Min(HAMMING_KEYS_CAPACITY, slot + (end - i));
+			bool		same = have_previous && near[s] == previous;
 
-			/* this page's part of the bucket, copied under the lock */
-			memcpy(keys + slot, HammingPageKeys(page) + slot, (last - slot) * sizeof(uint64));
-			unlock_page(&ps->entries[j]);
-			i += last - slot;
-			for (; slot < last && !ps->stopped; slot++)
+			if (j > 0 && same)
+				continue;		/* its rows came with the first copy */
+			if (!same)
 			{
-				uint64		fp;
-				int			distance;
-
-				/* equal fingerprints are neighbours: their rows come once */
-				if (have_previous && keys[slot] == previous)
-				{
-					if (keys[last - 1] != previous)
-						continue;
-					/* the copies go on after this page: cross them */
-					i = past_copies(ps, j, i - 1, end, previous);
-					break;
-				}
-				previous = keys[slot];
+				previous = near[s];
 				have_previous = true;
-				fp = hamming_rotate_left(keys[slot], rotation);
-				if (taken_in_table(ps, fp, j, &distance))
-					lookup_table0(ps, fp, distance);
+				previous_taken = taken_in_table(ps, j == 0 ? previous : hamming_rotate_left(previous, rotation),
+												j, &previous_distance);
+				if (j > 0 && previous_taken)
+					lookup_table0(ps, hamming_rotate_left(previous, rotation), previous_distance);
+			}
+			if (j == 0 && previous_taken)
+				emit_hit(ps, &tids[s], previous_distance, first + slots[s]);
+		}
+
+		/* the copies of the page's last key go on after it: cross them */
+		if (run_goes_on && i < end && !ps->stopped &&
+			!(j == 0 && have_previous && previous == last && previous_taken))
+		{
+			i = past_copies(ps, j, i - 1, end, last);
+			if (!(have_previous && previous == last))
+			{
+				/* far from the query: not taken */
+				previous = last;
+				have_previous = true;
+				previous_taken = false;
 			}
 		}
 	}
@@ -356,6 +466,9 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 	int			dir_bits = tables->dir_bits;
 	uint32		nwords;
 	uint64	   *buckets;
+	uint32	   *ranges;			/* [start, end) of each bucket of a table */
+	uint32		nranges;
+	uint32		b;
 	int			j;
 
 	Assert(tables->ntables == HAMMING_NTABLES);
@@ -371,6 +484,11 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 	{
 		ps.entries[j].buffer = ps.directory[j].buffer = InvalidBuffer;
 		ps.entries[j].blkno = ps.directory[j].blkno = InvalidBlockNumber;
+	}
+	for (j = 0; j < PROBE_AHEAD; j++)
+	{
+		ps.ahead[j].buffer = InvalidBuffer;
+		ps.ahead[j].blkno = InvalidBlockNumber;
 	}
 	hamming_table_radii(ps.radius, Min(k, SIMHASH_BITS));
 
@@ -405,18 +523,39 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 			}
 		}
 
-		/* visited in order, so that neighbours share directory and table pages */
-		for (word = 0; word < nwords && !ps.stopped; word++)
+		/*
+		 * their entries, in order, so that neighbours share directory and
+		 * table pages; each bucket's page pinned a few buckets ahead
+		 */
+		nranges = 0;
+		for (word = 0; word < nwords; word++)
+			nranges += pg_popcount64(buckets[word]);
+		ranges = palloc(Max(nranges, 1) * 2 * sizeof(uint32));
+		nranges = 0;
+		for (word = 0; word < nwords; word++)
 		{
 			uint64		bits = buckets[word];
 
 			CHECK_FOR_INTERRUPTS();
-			while (bits != 0 && !ps.stopped)
+			for (; bits != 0; bits &= bits - 1)
 			{
-				probe_bucket(&ps, j, word * 64 + pg_rightmost_one_pos64(bits));
-				bits &= bits - 1;
+				directory_range(&ps, j, word * 64 + pg_rightmost_one_pos64(bits),
+								&ranges[2 * nranges], &ranges[2 * nranges + 1]);
+				if (ranges[2 * nranges] < ranges[2 * nranges + 1])
+					nranges++;
 			}
 		}
+		for (b = 0; b < nranges && b < PROBE_AHEAD; b++)
+			pin_ahead(&ps, j, ranges[2 * b], ranges[2 * b + 1]);
+		for (b = 0; b < nranges && !ps.stopped; b++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			probe_bucket(&ps, j, ranges[2 * b], ranges[2 * b + 1]);
+			/* after it, so that the pin it took over is not the one replaced */
+			if (b + PROBE_AHEAD < nranges)
+				pin_ahead(&ps, j, ranges[2 * (b + PROBE_AHEAD)], ranges[2 * (b + PROBE_AHEAD) + 1]);
+		}
+		pfree(ranges);
 	}
 	pfree(buckets);
 	release_pages(&ps);
