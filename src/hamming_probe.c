@@ -187,6 +187,66 @@ directory_range(ProbeState *ps, int j, uint32 bucket, uint32 *start, uint32 *end
 	unlock_page(&ps->directory[j]);
 }
 
+/*
+ * The entries of every bucket of table j in the bitmap, [start, end) into
+ * ranges in the buckets' order, empty ones left out; returns how many.
+ * Each directory page is read under one lock.
+ */
+static uint32
+directory_ranges(ProbeState *ps, int j, const uint64 *buckets, uint32 nwords, uint32 *ranges)
+{
+	PinnedPage *pp = &ps->directory[j];
+	Page		page = NULL;
+	BlockNumber locked = InvalidBlockNumber;
+	uint32		n = 0;
+	uint32		word;
+
+	for (word = 0; word < nwords; word++)
+	{
+		uint64		bits;
+
+		for (bits = buckets[word]; bits != 0; bits &= bits - 1)
+		{
+			uint32		bucket = word * 64 + pg_rightmost_one_pos64(bits);
+			BlockNumber dir_page = ps->tables->dir_start[j] + bucket / HAMMING_DIRECTORY_CAPACITY;
+			uint32		slot = bucket % HAMMING_DIRECTORY_CAPACITY;
+			uint32		start;
+			uint32		end;
+
+			if (slot + 1 == HAMMING_DIRECTORY_CAPACITY)
+			{
+				/* its end is on the next page */
+				if (page != NULL)
+					unlock_page(pp);
+				page = NULL;
+				locked = InvalidBlockNumber;
+				directory_range(ps, j, bucket, &start, &end);
+			}
+			else
+			{
+				if (locked != dir_page)
+				{
+					if (page != NULL)
+						unlock_page(pp);
+					page = locked_page(ps, pp, dir_page, HAMMING_DIRECTORY);
+					locked = dir_page;
+				}
+				start = HammingPageDirectory(page)[slot];
+				end = HammingPageDirectory(page)[slot + 1];
+			}
+			if (start < end)
+			{
+				ranges[2 * n] = start;
+				ranges[2 * n + 1] = end;
+				n++;
+			}
+		}
+	}
+	if (page != NULL)
+		unlock_page(pp);
+	return n;
+}
+
 /* the fingerprint of entry i of table 0 */
 static uint64
 table0_fingerprint(ProbeState *ps, uint32 i)
@@ -531,20 +591,7 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 		for (word = 0; word < nwords; word++)
 			nranges += pg_popcount64(buckets[word]);
 		ranges = palloc(Max(nranges, 1) * 2 * sizeof(uint32));
-		nranges = 0;
-		for (word = 0; word < nwords; word++)
-		{
-			uint64		bits = buckets[word];
-
-			CHECK_FOR_INTERRUPTS();
-			for (; bits != 0; bits &= bits - 1)
-			{
-				directory_range(&ps, j, word * 64 + pg_rightmost_one_pos64(bits),
-								&ranges[2 * nranges], &ranges[2 * nranges + 1]);
-				if (ranges[2 * nranges] < ranges[2 * nranges + 1])
-					nranges++;
-			}
-		}
+		nranges = directory_ranges(&ps, j, buckets, nwords, ranges);
 		for (b = 0; b < nranges && b < PROBE_AHEAD; b++)
 			pin_ahead(&ps, j, ranges[2 * b], ranges[2 * b + 1]);
 		for (b = 0; b < nranges && !ps.stopped; b++)
