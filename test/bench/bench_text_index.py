@@ -266,6 +266,8 @@ def report(args):
     print('Filling the gated table row by row with its %d rows: %.0f s (%.3f ms a row), %d rows refused; '
           'its index then takes %.0f bytes a row.'
           % (g, res['gate fill'], res['gate fill'] / g * 1e3, g - res['gate rows'], res['gate index bytes'] / res['gate rows']))
+    print('The gate\'s index held %d entries in its tail before the batch (after a VACUUM).'
+          % res['gate tail entries before the batch'])
     print()
     fp = (res['batch fingerprint'] - res['batch detoast']) / b * 1e3
     verify = (res['pairs similarity'] - res['pairs detoast']) / res['pairs'] * 1e3
