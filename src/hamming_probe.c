@@ -36,7 +36,7 @@ typedef struct PinnedPage
  * no lookup in the shared buffer table (the probe's largest cost after the
  * pages themselves); otherwise the page is read as usual and the hint
  * replaced.  A hint is never trusted, so it needs no invalidation.  A
- * sixty-fourth of simhash.tail_cache_size (none when 0), per backend; not
+ * sixteenth of simhash.tail_cache_size (none when 0), per backend; not
  * for the local buffers of a temporary index.
  */
 static Buffer *hints = NULL;
@@ -50,7 +50,7 @@ read_table_page(Relation index, BlockNumber blkno)
 	Buffer		buffer;
 
 	if (simhash_tail_cache_kb > 0)
-		want = pg_nextpower2_32(Max((Size) simhash_tail_cache_kb * 1024 / 64 / sizeof(Buffer), 1024));
+		want = pg_nextpower2_32(Max((Size) simhash_tail_cache_kb * 1024 / 16 / sizeof(Buffer), 1024));
 	if (want != nhints)
 	{
 		if (hints)

@@ -66,7 +66,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("simhash.tail_cache_size",
 							"Memory in which a backend keeps the full tail pages and the block maps of hamming indexes for its lookups.",
-							"A sixty-fourth of it, on its own, holds the buffers that last held the pages of the probe tables. "
+							"A sixteenth of it, on its own, holds the buffers that last held the pages of the probe tables. "
 							"0 keeps none: every lookup that probes an index reads its whole tail, and each scan of a merged index its block map.",
 							&simhash_tail_cache_kb,
 							16384, 0, MAX_KILOBYTES,

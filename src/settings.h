@@ -35,7 +35,7 @@ extern double simhash_pairs_recall;
 /*
  * simhash.tail_cache_size: kB of full tail pages a backend keeps
  * (hamming_tail_cache.c), of block maps no scan holds (hamming_map.c), and
- * a sixty-fourth of it of the buffers that held probe table pages
+ * a sixteenth of it of the buffers that held probe table pages
  * (hamming_probe.c)
  */
 extern int	simhash_tail_cache_kb;
