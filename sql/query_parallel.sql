@@ -10,9 +10,8 @@
 -- temporary file behind.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
-DROP SCHEMA IF EXISTS query_parallel CASCADE;
-RESET client_min_messages;
 CREATE SCHEMA query_parallel;
+RESET client_min_messages;
 SET search_path = query_parallel, public;
 
 -- 400 texts of 40 words out of 300, near copies (one word replaced), exact
@@ -40,23 +39,23 @@ END $$;
 -- a row by shingle_simhash256, in a subquery that OFFSET 0 keeps whole
 CREATE TABLE forms (form text, call text, ordered boolean, serial text[]);
 INSERT INTO forms
-SELECT w.bits || ' ' || f.name, format(f.call, CASE WHEN f.name LIKE 'verified%' THEN w.verified ELSE w.plain END, w.k),
-       f.name LIKE '%keyed'
-FROM (VALUES (64, 'SELECT id, simhash(query_parallel.in_worker(id, body)) FROM query_parallel.docs',
-                  'SELECT id, simhash(query_parallel.in_worker(id, body)), body FROM query_parallel.docs', 24),
-             (128, 'SELECT id, shingle_simhash128(query_parallel.in_worker(id, body), 3, ''auto'', 0) FROM query_parallel.docs',
-                   'SELECT id, shingle_simhash128(query_parallel.in_worker(id, body), 3, ''auto'', 0), body FROM query_parallel.docs', 40),
-             (256, 'SELECT id, f[1], f[2] FROM (SELECT id, shingle_simhash256(query_parallel.in_worker(id, body), 3, ''auto'') AS f '
-                   'FROM query_parallel.docs OFFSET 0) s',
-                   'SELECT id, f[1], f[2], body FROM (SELECT id, shingle_simhash256(query_parallel.in_worker(id, body), 3, ''auto'') AS f, body '
-                   'FROM query_parallel.docs OFFSET 0) s', 80)) w(bits, plain, verified, k),
-     (VALUES ('pairs', 'simhash_pairs(%L, %s)'),
-             ('clusters', 'simhash_clusters(%L, %s)'),
-             ('dedup', 'simhash_dedup(%L, %s)'),
-             ('verified pairs', 'simhash_pairs(%L, %s, 0.5, 3, ''auto'')'),
-             ('verified clusters', 'simhash_clusters(%L, %s, 0.5, 3, ''auto'')'),
-             ('verified dedup', 'simhash_dedup(%L, %s, 0.5, 3, ''auto'')'),
-             ('verified dedup keyed', 'simhash_dedup_keyed(NULL::bigint, %L, %s, 0.5, ''center'', 3, ''auto'')')) f(name, call);
+WITH w(bits, plain, verified, k) AS (VALUES
+  (64, 'SELECT id, simhash(query_parallel.in_worker(id, body)) FROM query_parallel.docs',
+       'SELECT id, simhash(query_parallel.in_worker(id, body)), body FROM query_parallel.docs', 24),
+  (128, 'SELECT id, shingle_simhash128(query_parallel.in_worker(id, body), 3, ''auto'', 0) FROM query_parallel.docs',
+        'SELECT id, shingle_simhash128(query_parallel.in_worker(id, body), 3, ''auto'', 0), body FROM query_parallel.docs', 40),
+  (256, 'SELECT id, f[1], f[2] FROM (SELECT id, shingle_simhash256(query_parallel.in_worker(id, body), 3, ''auto'') AS f '
+        'FROM query_parallel.docs OFFSET 0) s',
+        'SELECT id, f[1], f[2], body FROM (SELECT id, shingle_simhash256(query_parallel.in_worker(id, body), 3, ''auto'') AS f, body '
+        'FROM query_parallel.docs OFFSET 0) s', 80))
+SELECT w.bits || CASE WHEN v.verified THEN ' verified ' ELSE ' ' END || f.name,
+       format('simhash_%s(%L, %s%s)', f.name, CASE WHEN v.verified THEN w.verified ELSE w.plain END, w.k,
+              CASE WHEN v.verified THEN ', 0.5, 3, ''auto''' ELSE '' END), false
+FROM w, (VALUES ('pairs'), ('clusters'), ('dedup')) f(name), (VALUES (false), (true)) v(verified)
+UNION ALL
+SELECT w.bits || ' verified dedup keyed',
+       format('simhash_dedup_keyed(NULL::bigint, %L, %s, 0.5, ''center'', 3, ''auto'')', w.verified, w.k), true
+FROM w;
 -- a call's rows as text: in their order where the order is promised (the
 -- keyed form), else sorted (the engine's order depends on the order the
 -- rows came in)

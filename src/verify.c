@@ -24,6 +24,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "optimizer/clauses.h"
@@ -129,12 +130,12 @@ verify_query_writes(SPIPlanPtr plan, bool *parallel_safe)
 /*
  * Prepares the caller's query (in an SPI connection) to be run once, to
  * completion, by verify_run_query(): planned as a statement of its own, which
- * PostgreSQL may run with parallel workers, never as a cursor, which it never
- * runs so.  A query that returns no rows is refused with shape and hint
- * (NULL: none), and so is a query that is not a plain read
- * (verify_query_writes()), before anything runs.  *desc is the query's
- * columns; with parallel_safe, also says whether the query may be read in
- * parallel mode.
+ * PostgreSQL may run with parallel workers (a cursor's plan never has them).
+ * A query that returns no rows is refused with shape and hint (NULL: none),
+ * and so is a query that is not a plain read (verify_query_writes()), before
+ * anything runs.  *desc is the query's columns (valid until SPI_finish());
+ * with parallel_safe, also says whether the query may be read in parallel
+ * mode.
  */
 SPIPlanPtr
 verify_prepare_query(const char *query, const char *shape, const char *hint, TupleDesc *desc,
@@ -487,7 +488,11 @@ verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *typ
 	plan = verify_open(query, natts, types, shape, &desc, &parallel_safe);
 	cols->id_type = getBaseType(TupleDescAttr(desc, cols->id - 1)->atttypid);
 	cols->stored_sets = getBaseType(TupleDescAttr(desc, cols->body - 1)->atttypid) == INT8ARRAYOID;
-	/* workers: the leader reads the query in parallel mode meanwhile */
+	/*
+	 * workers: the leader runs the query in parallel mode meanwhile (the
+	 * query may have parallel workers of its own, in a second parallel
+	 * context)
+	 */
 	if (!cols->stored_sets && parallel_safe)
 		vs->workers = verify_workers_begin(&vs->sh, hash_get_num_entries(vs->docs),
 										   verify_store_id, vs);

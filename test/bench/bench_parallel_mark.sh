@@ -30,7 +30,7 @@
 # test/out/bench_parallel_mark.{serial,parallel}.debug.
 #
 # MARK_FORM=query times instead, with simhash.pairs_recall = 0.99 (the bands
-# of simhash_mark_duplicates),
+# of simhash_mark_duplicates) and work_mem = 1GB (as maintenance_work_mem),
 #
 #   SELECT count(*), sum(hashtext(id || ':' || cluster_id)) FROM simhash_clusters(
 #     'SELECT id, f[1], f[2] FROM (SELECT id, shingle_simhash256(body, 3, ''auto'') AS f FROM docs OFFSET 0) s', 49);
@@ -92,7 +92,7 @@ for r in $(seq 1 "$runs"); do
 		else
 			settings="-c max_parallel_workers_per_gather=2"
 		fi
-		[ "$form" = query ] && settings+=" -c simhash.pairs_recall=0.99"
+		[ "$form" = query ] && settings+=" -c simhash.pairs_recall=0.99 -c work_mem=1GB"
 		read -r s marked < <(run "$settings")
 		cp "$work/debug" "test/out/bench_parallel_$form.$mode.debug"
 		times[$mode]="${times[$mode]:-} $s"
