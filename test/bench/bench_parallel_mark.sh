@@ -76,9 +76,9 @@ if [ "$form" = query ]; then
 	mark_header "simhash_clusters with the query's 256-bit fingerprints on $n generated documents, serial and parallel" \
 		"| run | mode | seconds | query read s | band workers | bands by workers | rows | same answer as serial |" \
 		"|---:|---|---:|---:|---:|---:|---:|---|" >"$out"
-	# the plan of the query in the parallel mode
-	PGOPTIONS="-c max_parallel_workers_per_gather=2" psql -X -At -c "EXPLAIN (COSTS OFF) $query" |
-		awk '/Workers Planned:/ {printf "\nIn the parallel runs the query is planned with %s workers.\n", $3}' >>"$out"
+	# the workers of the query's plan in the parallel runs
+	planned=$(PGOPTIONS="-c max_parallel_workers_per_gather=2" psql -X -At -c "EXPLAIN (COSTS OFF) $query" |
+		awk '/Workers Planned:/ {print $3}')
 else
 	call="SELECT simhash_mark_duplicates('docs', 'body', 'dup')"
 	mark_header "simhash_mark_duplicates on $n generated documents, serial and parallel" \
@@ -134,4 +134,7 @@ mp=$(echo "${times[parallel]}" | median)
 	echo
 	printf 'median of %d: serial %.1f s, parallel %.1f s, parallel / serial %.2f; load average at the end: %s\n' \
 		"$runs" "$ms" "$mp" "$(echo "$mp / $ms" | bc -l)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	if [ "$form" = query ]; then
+		echo "In the parallel runs the query is planned with ${planned:-no} parallel workers."
+	fi
 } | tee -a "$out"
