@@ -63,7 +63,6 @@
 #include "port/atomics.h"
 #include "storage/buffile.h"
 #include "utils/hsearch.h"
-#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
 /* a table key is at most 32 runs of adjacent blocks (out of 64 blocks) */
@@ -132,7 +131,6 @@ struct PairsState
 	const char *fname;			/* SQL name of the caller, for messages */
 	Oid			fn_oid;
 	MemoryContext cxt;			/* everything below, deleted at the end */
-	ResourceOwner owner;		/* of the call, for the spill file */
 	int			max_distance;
 	int			width;			/* of the fingerprints: 64, 128 or 256 */
 	int			words;			/* width / 64 */

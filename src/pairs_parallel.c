@@ -184,7 +184,6 @@ pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	memset(&st, 0, sizeof(PairsState));
 	st.fname = shared->fname;
 	st.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs worker", ALLOCSET_DEFAULT_SIZES);
-	st.owner = CurrentResourceOwner;
 	st.max_distance = shared->max_distance;
 	st.width = shared->width;
 	st.words = shared->width / 64;

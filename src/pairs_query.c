@@ -14,14 +14,12 @@
 #include "executor/tuptable.h"
 #include "parser/parse_coerce.h"
 #include "miscadmin.h"
-#include "tcop/pquery.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/portal.h"
 #include "utils/syscache.h"
 
-/* rows fetched from the cursor at a time */
-#define PAIRS_FETCH_ROWS		10000
+/* rows of the query between two looks at the clock for a progress notice */
+#define PAIRS_PROGRESS_ROWS		10000
 
 /* registers of the distinct fingerprint estimate: 2^12, 1.6% standard error */
 #define PAIRS_HLL_BWIDTH		12
@@ -158,17 +156,20 @@ pairs_add_row(PairsState *st, int64 id, const uint64 *fp)
 	st->ntotal++;
 }
 
-/* the DestReceiver of the cursor: rows go straight from the executor */
+/* the DestReceiver of the query: rows go straight from the executor */
 typedef struct PairsReceiver
 {
 	DestReceiver pub;
 	PairsState *st;
+	int64		rows;			/* received, NULL fingerprints too */
+	bool		null_id;		/* the query stopped at a NULL id */
 } PairsReceiver;
 
 static bool
 pairs_receive(TupleTableSlot *slot, DestReceiver *self)
 {
-	PairsState *st = ((PairsReceiver *) self)->st;
+	PairsReceiver *receiver = (PairsReceiver *) self;
+	PairsState *st = receiver->st;
 	bool		isnull;
 	Datum		id = slot_getattr(slot, 1, &isnull);
 	Datum		fp;
@@ -176,11 +177,14 @@ pairs_receive(TupleTableSlot *slot, DestReceiver *self)
 	uint64		words[PAIRS_MAX_WORDS];
 
 	CHECK_FOR_INTERRUPTS();
+	if (++receiver->rows % PAIRS_PROGRESS_ROWS == 0)
+		pairs_progress(st);
+	/* stops the query; the error is the call's, raised once it stopped */
 	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("query returned a NULL id"),
-				 errhint("Every row needs an id; rows with a NULL fingerprint are skipped.")));
+	{
+		receiver->null_id = true;
+		return false;
+	}
 	fp = slot_getattr(slot, 2, &isnull);
 	/* a 256-bit fingerprint is NULL when either of its columns is */
 	if (!isnull && st->words == 4)
@@ -207,25 +211,19 @@ pairs_receive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-static void
-pairs_receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-}
-
-static void
-pairs_receiver_nothing(DestReceiver *self)
-{
-}
-
 /*
- * Runs the query in an SPI cursor, fetched in batches into a receiver of our
- * own: SPI_cursor_fetch() would copy every row into a tuple table first.
+ * Runs the query once, to completion, with parallel workers when PostgreSQL
+ * plans it so (the fingerprints it computes are then computed by them), into
+ * a receiver of our own that keeps each row's id and fingerprint in st->cxt
+ * (or the spill file): SPI never holds the rows.  The columns are checked
+ * before the query runs.
  */
 void
 pairs_read_query(PairsState *st, const char *query)
 {
 	PairsReceiver receiver;
-	Portal		portal;
+	SPIPlanPtr	plan;
+	TupleDesc	desc;
 
 	st->ids_ascending = true;
 	if (st->collapse)
@@ -238,27 +236,27 @@ pairs_read_query(PairsState *st, const char *query)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	portal = verify_open_query(query,
-							   st->with_body ?
-							   "query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
-							   "query must return two columns: a bigint id and a simhash",
-							   st->with_body ?
-							   "Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
-							   "Write the query as SELECT id, fingerprint FROM ...", NULL);
-	pairs_check_columns(st, portal->tupDesc);
+	plan = verify_prepare_query(query,
+								st->with_body ?
+								"query must return three columns: a bigint id, a simhash, and a text or a shingle set" :
+								"query must return two columns: a bigint id and a simhash",
+								st->with_body ?
+								"Write the query as SELECT id, fingerprint, body FROM ... (or with shingle_set(body) stored in a bigint[] column instead of body)." :
+								"Write the query as SELECT id, fingerprint FROM ...", &desc, NULL);
+	pairs_check_columns(st, desc);
 	st->rows_len = 1024;
 	st->rows = pairs_resize(st, NULL, st->rows_len);
 
 	receiver.pub.receiveSlot = pairs_receive;
-	receiver.pub.rStartup = pairs_receiver_startup;
-	receiver.pub.rShutdown = pairs_receiver_nothing;
-	receiver.pub.rDestroy = pairs_receiver_nothing;
-	receiver.pub.mydest = DestNone;
 	receiver.st = st;
-	while (PortalRunFetch(portal, FETCH_FORWARD, PAIRS_FETCH_ROWS, &receiver.pub) > 0)
-		pairs_progress(st);
-
-	SPI_cursor_close(portal);
+	receiver.rows = 0;
+	receiver.null_id = false;
+	verify_run_query(plan, &receiver.pub);
+	if (receiver.null_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("query returned a NULL id"),
+				 errhint("Every row needs an id; rows with a NULL fingerprint are skipped.")));
 	SPI_finish();
 
 	st->ninput = st->ntotal;

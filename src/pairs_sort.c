@@ -59,17 +59,13 @@ pairs_resize(PairsState *st, PairsRow *array, int64 len)
 	return repalloc_huge(array, len * st->row_size);
 }
 
-/* a temporary file of the call (not of the cursor, which is closed first) */
+/* a temporary file of the call (also when made while the query runs) */
 BufFile *
 pairs_file_create(PairsState *st)
 {
 	MemoryContext old_cxt = MemoryContextSwitchTo(st->cxt);
-	ResourceOwner old_owner = CurrentResourceOwner;
-	BufFile    *file;
+	BufFile    *file = BufFileCreateTemp(false);
 
-	CurrentResourceOwner = st->owner;
-	file = BufFileCreateTemp(false);
-	CurrentResourceOwner = old_owner;
 	MemoryContextSwitchTo(old_cxt);
 	return file;
 }

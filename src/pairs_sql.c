@@ -59,7 +59,6 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	st->with_body = with_body;
 	st->fn_oid = fcinfo->flinfo->fn_oid;
 	st->max_distance = k;
-	st->owner = CurrentResourceOwner;
 	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs", ALLOCSET_DEFAULT_SIZES);
 	st->budget = (Size) work_mem * 1024;
 	st->next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);

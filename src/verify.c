@@ -24,6 +24,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "optimizer/clauses.h"
@@ -34,8 +35,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
-
-#define VERIFY_FETCH_ROWS	10000
 
 /* sets are kept in blocks of this size; a larger set in an allocation of its own */
 #define VERIFY_ARENA_BLOCK	((Size) 1024 * 1024)
@@ -129,15 +128,20 @@ verify_query_writes(SPIPlanPtr plan, bool *parallel_safe)
 }
 
 /*
- * Opens the caller's query in a read-only cursor (in an SPI connection).  A
- * query that returns no rows is refused with shape and hint (NULL: none), and
- * so is a query that is not a plain read (verify_query_writes()).  With
- * parallel_safe, also says whether the query may be read in parallel mode.
+ * Prepares the caller's query (in an SPI connection) to be run once, to
+ * completion, by verify_run_query(): planned as a statement of its own, which
+ * PostgreSQL may run with parallel workers (a cursor's plan never has them).
+ * A query that returns no rows is refused with shape and hint (NULL: none),
+ * and so is a query that is not a plain read (verify_query_writes()), before
+ * anything runs.  *desc is the query's columns (valid until SPI_finish());
+ * with parallel_safe, also says whether the query may be read in parallel
+ * mode.
  */
-Portal
-verify_open_query(const char *query, const char *shape, const char *hint, bool *parallel_safe)
+SPIPlanPtr
+verify_prepare_query(const char *query, const char *shape, const char *hint, TupleDesc *desc,
+					 bool *parallel_safe)
 {
-	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_NO_SCROLL);
+	SPIPlanPtr	plan = SPI_prepare_cursor(query, 0, NULL, CURSOR_OPT_PARALLEL_OK);
 	char	   *writes;
 	bool		safe;
 
@@ -158,28 +162,66 @@ verify_open_query(const char *query, const char *shape, const char *hint, bool *
 				 hint != NULL ? errhint("%s", hint) : 0));
 	if (parallel_safe != NULL)
 		*parallel_safe = safe;
-	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	/* one statement that returns rows: their columns, as the executor sends them */
+	*desc = ((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan)))->resultDesc;
+	return plan;
+}
+
+static void
+verify_receiver_nothing(DestReceiver *self)
+{
+}
+
+static void
+verify_receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
 }
 
 /*
- * Opens the query in a cursor and checks that it returns natts columns; with
- * types, also their types (InvalidOid for the text or bigint[] body).
+ * Runs a query of verify_prepare_query() once, to completion, read-only (in
+ * the snapshot of the caller's statement, as every read of the query), and
+ * hands every row to the receiveSlot of dest as the executor makes it (with
+ * parallel workers, as it gathers it from them): no row is kept by SPI.  The
+ * receiver runs in the executor's memory, which ends with the query: what it
+ * keeps goes to a context of its own.
  */
-static Portal
-verify_open(const char *query, int natts, const Oid *types, const char *shape, bool *parallel_safe)
+void
+verify_run_query(SPIPlanPtr plan, DestReceiver *dest)
+{
+	SPIExecuteOptions options;
+	int			rc;
+
+	dest->rStartup = verify_receiver_startup;
+	dest->rShutdown = verify_receiver_nothing;
+	dest->rDestroy = verify_receiver_nothing;
+	dest->mydest = DestNone;
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.dest = dest;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+}
+
+/*
+ * Prepares the query and checks that it returns natts columns; with types,
+ * also their types (InvalidOid for the text or bigint[] body).
+ */
+static SPIPlanPtr
+verify_open(const char *query, int natts, const Oid *types, const char *shape, TupleDesc *desc,
+			bool *parallel_safe)
 {
 	char	   *message = psprintf("query must return %s", shape);
-	Portal		portal = verify_open_query(query, message, NULL, parallel_safe);
-	TupleDesc	desc = portal->tupDesc;
+	SPIPlanPtr	plan = verify_prepare_query(query, message, NULL, desc, parallel_safe);
 	int			i;
 
-	if (desc->natts != natts)
+	if ((*desc)->natts != natts)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s", message)));
 	for (i = 0; types != NULL && i < natts; i++)
 	{
-		Oid			type = TupleDescAttr(desc, i)->atttypid;
+		Oid			type = TupleDescAttr(*desc, i)->atttypid;
 
 		if (types[i] == InvalidOid ? !verify_body_type_ok(type) : getBaseType(type) != types[i])
 			ereport(ERROR,
@@ -190,30 +232,41 @@ verify_open(const char *query, int natts, const Oid *types, const char *shape, b
 					 errhint(VERIFY_BODY_TYPES_HINT) : 0));
 	}
 	pfree(message);
-	return portal;
+	return plan;
 }
 
-typedef void (*VerifyRowFn) (VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg);
+typedef void (*VerifyRowFn) (VerifyState *vs, TupleTableSlot *slot, const void *arg);
 
-/* hands every row of the cursor to fn, then closes it */
-static void
-verify_fetch(VerifyState *vs, Portal portal, VerifyRowFn fn, const void *arg)
+/* the DestReceiver of a query of the verification: each row to fn */
+typedef struct VerifyReceiver
 {
-	for (;;)
-	{
-		uint64		i;
+	DestReceiver pub;
+	VerifyState *vs;
+	VerifyRowFn fn;
+	const void *arg;
+} VerifyReceiver;
 
-		SPI_cursor_fetch(portal, true, VERIFY_FETCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-		for (i = 0; i < SPI_processed; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			fn(vs, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, arg);
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
+static bool
+verify_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	VerifyReceiver *receiver = (VerifyReceiver *) self;
+
+	CHECK_FOR_INTERRUPTS();
+	receiver->fn(receiver->vs, slot, receiver->arg);
+	return true;
+}
+
+/* runs the prepared query, every row to fn */
+static void
+verify_fetch(VerifyState *vs, SPIPlanPtr plan, VerifyRowFn fn, const void *arg)
+{
+	VerifyReceiver receiver;
+
+	receiver.pub.receiveSlot = verify_receive;
+	receiver.vs = vs;
+	receiver.fn = fn;
+	receiver.arg = arg;
+	verify_run_query(plan, &receiver.pub);
 }
 
 VerifyState *
@@ -290,14 +343,14 @@ verify_add_pair(int64 id_a, int64 id_b, int distance, void *arg)
 }
 
 static void
-verify_pair_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg)
+verify_pair_row(VerifyState *vs, TupleTableSlot *slot, const void *arg)
 {
 	bool		null_a;
 	bool		null_b;
 	bool		null_d;
-	int64		id_a = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &null_a));
-	int64		id_b = DatumGetInt64(SPI_getbinval(tuple, desc, 2, &null_b));
-	int32		distance = DatumGetInt32(SPI_getbinval(tuple, desc, 3, &null_d));
+	int64		id_a = DatumGetInt64(slot_getattr(slot, 1, &null_a));
+	int64		id_b = DatumGetInt64(slot_getattr(slot, 2, &null_b));
+	int32		distance = DatumGetInt32(slot_getattr(slot, 3, &null_d));
 
 	if (!null_a && !null_b && !null_d)
 		verify_add_pair(id_a, id_b, distance, vs);
@@ -362,11 +415,11 @@ verify_store_id(int64 id, const void *set, Size count, void *arg)
 
 /* the shingle set of a candidate document, once */
 static void
-verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg)
+verify_doc_row(VerifyState *vs, TupleTableSlot *slot, const void *arg)
 {
 	const VerifyColumns *cols = (const VerifyColumns *) arg;
 	bool		isnull;
-	Datum		id_datum = SPI_getbinval(tuple, desc, cols->id, &isnull);
+	Datum		id_datum = slot_getattr(slot, cols->id, &isnull);
 	int64		id;
 	Datum		body;
 	VerifyDoc  *doc;
@@ -378,7 +431,7 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 		return;
 	if (cols->fp != 0)
 	{
-		SPI_getbinval(tuple, desc, cols->fp, &isnull);
+		slot_getattr(slot, cols->fp, &isnull);
 		if (isnull)
 			return;
 	}
@@ -387,7 +440,7 @@ verify_doc_row(VerifyState *vs, HeapTuple tuple, TupleDesc desc, const void *arg
 	doc = hash_search(vs->docs, &id, HASH_FIND, NULL);
 	if (doc == NULL || doc->stored || doc->queued)
 		return;
-	body = SPI_getbinval(tuple, desc, cols->body, &isnull);
+	body = slot_getattr(slot, cols->body, &isnull);
 	if (isnull)
 		return;
 	old = MemoryContextSwitchTo(vs->cxt);
@@ -426,21 +479,24 @@ static void
 verify_read_bodies(VerifyState *vs, const char *query, int natts, const Oid *types,
 				   const char *shape, VerifyColumns *cols)
 {
-	Portal		portal;
+	SPIPlanPtr	plan;
 	TupleDesc	desc;
 	bool		parallel_safe;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	portal = verify_open(query, natts, types, shape, &parallel_safe);
-	desc = portal->tupDesc;
+	plan = verify_open(query, natts, types, shape, &desc, &parallel_safe);
 	cols->id_type = getBaseType(TupleDescAttr(desc, cols->id - 1)->atttypid);
 	cols->stored_sets = getBaseType(TupleDescAttr(desc, cols->body - 1)->atttypid) == INT8ARRAYOID;
-	/* workers: the leader reads the query in parallel mode meanwhile */
+	/*
+	 * workers: the leader runs the query in parallel mode meanwhile (the
+	 * query may have parallel workers of its own, in a second parallel
+	 * context)
+	 */
 	if (!cols->stored_sets && parallel_safe)
 		vs->workers = verify_workers_begin(&vs->sh, hash_get_num_entries(vs->docs),
 										   verify_store_id, vs);
-	verify_fetch(vs, portal, verify_doc_row, cols);
+	verify_fetch(vs, plan, verify_doc_row, cols);
 	if (vs->workers != NULL)
 		verify_workers_end(vs->workers);
 	vs->workers = NULL;
@@ -533,12 +589,13 @@ shingle_verify_pairs(PG_FUNCTION_ARGS)
 	Oid			pair_types[3] = {INT8OID, INT8OID, INT4OID};
 	Oid			doc_types[2] = {INT8OID, InvalidOid};
 	VerifyColumns cols = {.id = 1,.body = 2};
+	TupleDesc	desc;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	verify_fetch(vs, verify_open(pairs_query, 3, pair_types,
-								 "three columns: id_a bigint, id_b bigint, distance integer", NULL),
+								 "three columns: id_a bigint, id_b bigint, distance integer", &desc, NULL),
 				 verify_pair_row, NULL);
 	SPI_finish();
 	verify_read_bodies(vs, docs_query, 2, doc_types,

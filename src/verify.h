@@ -7,7 +7,7 @@
 #define SIMHASH_VERIFY_H
 
 #include "shingle_set.h"
-#include "utils/portal.h"
+#include "executor/spi.h"
 
 typedef struct VerifyState VerifyState;
 
@@ -15,10 +15,15 @@ typedef struct VerifyState VerifyState;
 extern bool verify_body_type_ok(Oid type);
 #define VERIFY_BODY_TYPES_HINT \
 	"The body is text, varchar or char (cast another type to text), or a shingle set of type bigint[]."
-/* the caller's query in a read-only cursor (refused if it changes data); with
- * parallel_safe, whether it calls no PARALLEL UNSAFE function */
-extern Portal verify_open_query(const char *query, const char *shape, const char *hint,
-								bool *parallel_safe);
+/*
+ * The caller's query, prepared (refused if it changes data) with its columns
+ * in *desc, and with parallel_safe, whether it calls no PARALLEL UNSAFE
+ * function; then run once to completion, possibly by parallel workers, every
+ * row to the receiveSlot of dest (the other callbacks are set here).
+ */
+extern SPIPlanPtr verify_prepare_query(const char *query, const char *shape, const char *hint,
+									   TupleDesc *desc, bool *parallel_safe);
+extern void verify_run_query(SPIPlanPtr plan, DestReceiver *dest);
 
 /* a verified pair: a candidate and the Jaccard similarity of its two bodies */
 typedef void (*VerifyPairFn) (int64 id_a, int64 id_b, int distance, double similarity, void *arg);
