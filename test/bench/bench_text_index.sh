@@ -47,7 +47,7 @@
 #
 # Tables are UNLOGGED.  As root it installs what it needs, as
 # test/run-tests.sh does.  Output in test/out/bench_text_index.md.  At a
-# million documents: 1.6 GB of text, about 5 GB of disk, an hour on 2 cores
+# million documents: 1.6 GB of text, about 5 GB of disk, 25 minutes on 2 cores
 # (the corpus made, 10 minutes of it, and MinHashLSH's index, 10 more).
 set -euo pipefail
 
