@@ -33,8 +33,8 @@ done
 declare -A sources=(
 	[fuzz_simhash_in]="src/type.c"
 	[fuzz_ball_in]="src/type.c src/ball_io.c"
-	[fuzz_fingerprint]="src/fingerprint.c src/tokenize.c"
-	[fuzz_accumulate]="src/fingerprint.c src/tokenize.c"
+	[fuzz_fingerprint]="src/fingerprint.c src/accumulator.c src/tokenize.c"
+	[fuzz_accumulate]="src/fingerprint.c src/accumulator.c src/tokenize.c"
 )
 # longest input tried: the parsers need little; texts up to 16 kB stay far
 # below the point where the feature table would spill to a tuplesort

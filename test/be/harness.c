@@ -117,6 +117,20 @@ ProcessInterrupts(void)
 {
 }
 
+/* simhash_as_utf8(), the tokenizer's input in UTF-8, is not called here */
+int
+GetDatabaseEncoding(void)
+{
+	return PG_UTF8;
+}
+
+char *
+pg_server_to_any(const char *s, int len, int encoding)
+{
+	fprintf(stderr, "harness: pg_server_to_any() called\n");
+	abort();
+}
+
 pg_wchar *
 unicode_normalize(UnicodeNormalizationForm form, const pg_wchar *input)
 {

@@ -12,7 +12,7 @@
  *	  feature.  The counter's flush, every 2^19 units of weight, is too slow
  *	  to reach on every input: it is checked once at start-up.
  */
-#include "fingerprint.h"
+#include "accumulator.h"
 
 #include <math.h>
 
