@@ -293,10 +293,10 @@ SELECT record_answers('band workers, spilled', 'spilled %');
 SET parallel_leader_participation = on;
 SELECT record_answers('band workers and leader, spilled', 'spilled 256 %');
 SET parallel_leader_participation = off;
-SELECT label, (compare(label)).*
-FROM (VALUES ('band workers, spilled'), ('band workers and leader, spilled')) l(label);
 RESET work_mem;
 RESET hash_mem_multiplier;
+SELECT label, (compare(label)).*
+FROM (VALUES ('band workers, spilled'), ('band workers and leader, spilled')) l(label);
 -- simhash_mark_duplicates beyond maintenance_work_mem (1 MB holds 13,107
 -- fingerprints of 256 bits): 14,000 texts, the marks of a serial run; a
 -- worker that fails after its second table fails the call, so workers took
