@@ -226,6 +226,7 @@ pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	{
 		/* the shared copy of the spill file, split as the leader splits its own */
 		SharedFileSetAttach(&shared->fileset, seg);
+		PrepareTempTablespaces();
 		st.file = BufFileOpenFileSet(&shared->fileset.fs, PAIRS_SHARED_ROWS, O_RDONLY, false);
 		st.ntotal = shared->ntotal;
 		st.budget = shared->budget;
