@@ -253,12 +253,74 @@ SELECT record_answers('band workers, bands', '1%');
 SELECT label, (compare(label)).* FROM (VALUES ('band workers, bands')) l(label);
 RESET simhash.pairs_recall;
 
--- rows spilled to a temporary file are enumerated by the leader alone
+-- rows spilled to a temporary file (work_mem of 64 kB holds 1,024 rows)
+-- are shared too: each worker splits the file's copy, table by table, into
+-- partitions of its own.  2,853 distinct texts (the texts above, each also
+-- with a word appended and with a word prepended), the forms verified and
+-- not, against a serial run with the same work_mem
+CREATE TABLE vs (id bigint PRIMARY KEY, body text, fp simhash, h0 simhash128, h1 simhash128);
+INSERT INTO vs (id, body)
+SELECT id + c * 10000, CASE c WHEN 0 THEN body WHEN 1 THEN body || ' tail' ELSE 'head ' || body END
+FROM vp, generate_series(0, 2) c WHERE body IS NOT NULL;
+UPDATE vs SET fp = simhash(body), h0 = shingle_simhash128(body, 3, 'auto', 0), h1 = shingle_simhash128(body, 3, 'auto', 1);
+INSERT INTO forms
+SELECT 'spilled ' || w.bits || ' ' || f.name,
+       format(f.call, format('SELECT id, %s%s FROM verify_parallel.vs', w.cols, CASE WHEN f.verified THEN ', body' END), w.k)
+FROM (VALUES (64, 'fp', 10), (128, 'h0', 20), (256, 'h0, h1', 40)) w(bits, cols, k),
+     (VALUES ('pairs', true, 'simhash_pairs(%L, %s, 0.5, 3, ''auto'')'),
+             ('clusters', true, 'simhash_clusters(%L, %s, 0.5, 3, ''auto'')'),
+             ('dedup', true, 'simhash_dedup(%L, %s, 0.5, 3, ''auto'')'),
+             ('dedup keyed', true, 'simhash_dedup_keyed(NULL::bigint, %L, %s, 0.5, ''center'', 3, ''auto'')'),
+             ('unverified pairs', false, 'simhash_pairs(%L, %s)'),
+             ('unverified clusters', false, 'simhash_clusters(%L, %s)'),
+             ('unverified dedup', false, 'simhash_dedup(%L, %s)'),
+             ('unverified pairs keyed', false, 'simhash_pairs_keyed(NULL::bigint, %L, %s)'),
+             ('unverified clusters keyed', false, 'simhash_clusters_keyed(NULL::bigint, %L, %s, ''center'')')) f(name, verified, call);
+DELETE FROM answers;
 SET work_mem = '64kB';
+SET hash_mem_multiplier = 16;
+SET simhash.band_workers = 0;
+SELECT record_answers('serial', 'spilled %');
+SELECT count(DISTINCT form) AS forms, count(*) AS rows, count(*) FILTER (WHERE form LIKE '%pairs') AS pairs
+FROM answers WHERE label = 'serial';
+-- two workers take every table of the spilled rows; they say so
+SET simhash.band_workers = 2;
 SET client_min_messages = debug1;
-SELECT count(*) FROM simhash_pairs('SELECT v.id * 10 + g, v.fp FROM verify_parallel.vp v, generate_series(0, 9) g', 3);
+SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM verify_parallel.vs', 3);
 RESET client_min_messages;
+SELECT record_answers('band workers, spilled', 'spilled %');
+-- the leader takes tables of its own spill file too
+SET parallel_leader_participation = on;
+SELECT record_answers('band workers and leader, spilled', 'spilled 256 %');
+SET parallel_leader_participation = off;
 RESET work_mem;
+RESET hash_mem_multiplier;
+SELECT label, (compare(label)).*
+FROM (VALUES ('band workers, spilled'), ('band workers and leader, spilled')) l(label);
+-- simhash_mark_duplicates beyond maintenance_work_mem (1 MB holds 13,107
+-- fingerprints of 256 bits): 14,000 texts, the marks of a serial run; a
+-- worker that fails after its second table fails the call, so workers took
+-- the spilled rows' tables
+CREATE TABLE mk (id bigint PRIMARY KEY, body text, dup bigint);
+INSERT INTO mk (id, body)
+SELECT i, (SELECT string_agg('w' || (abs(hashint4(i * 43 + j)) % 500), ' ' ORDER BY j) FROM generate_series(1, 30) j)
+FROM generate_series(1, 9000) i;
+INSERT INTO mk (id, body) SELECT id + 10000, body || ' and more' FROM mk WHERE id <= 5000;
+SET maintenance_work_mem = '1MB';
+SET simhash.band_workers = 0;
+SELECT simhash_mark_duplicates('mk', 'body', 'dup', 0.7) AS serial_marked;
+CREATE TABLE serial_mk AS SELECT id, dup FROM mk;
+SET simhash.band_workers = 2;
+SELECT simhash_mark_duplicates('mk', 'body', 'dup', 0.7) AS parallel_marked;
+SELECT count(*) AS rows, count(*) FILTER (WHERE s.dup IS DISTINCT FROM m.dup) AS mismatches
+FROM mk m JOIN serial_mk s USING (id);
+SET simhash.band_test_error = 2;
+\set VERBOSITY sqlstate
+SELECT simhash_mark_duplicates('mk', 'body', 'dup', 0.7);
+\set VERBOSITY default
+RESET simhash.band_test_error;
+SELECT * FROM leftovers();
+RESET maintenance_work_mem;
 
 -- simhash_mark_duplicates with band workers, without and with a rank: the
 -- marks of a serial run
@@ -298,6 +360,15 @@ SET statement_timeout = '1s';
 SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1 FROM verify_parallel.rnd', 100);
 \set VERBOSITY default
 RESET statement_timeout;
+SELECT * FROM leftovers();
+-- and when the rows spilled (work_mem of 1 MB holds 13,107 of them)
+SET work_mem = '1MB';
+SET statement_timeout = '1s';
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('SELECT id, h0, h1 FROM verify_parallel.rnd', 100);
+\set VERBOSITY default
+RESET statement_timeout;
+RESET work_mem;
 SELECT * FROM leftovers();
 RESET parallel_leader_participation;
 RESET simhash.band_workers;

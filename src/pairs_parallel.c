@@ -25,11 +25,16 @@
  * (the integer forms promise no order; the clusters, the dedup and the
  * verified forms do not depend on it).
  *
- * Workers run only when the rows are in memory (within work_mem): rows
- * spilled to a temporary file are enumerated by the leader alone.  Memory:
- * each worker holds its copy of the rows and a buffer to sort them, as the
- * leader does (within work_mem), and the shared memory one more copy of the
- * rows, plus a queue of PAIRS_QUEUE_SIZE per worker.
+ * Rows that spilled to a temporary file (pairs_spill.c) are shared as a
+ * file: the leader copies its spill file once into a file of a shared file
+ * set, which every worker opens read-only and splits, table by table, into
+ * partition files of its own, as the leader splits its own spill file.
+ * Memory: a worker holds its copy of the rows and a buffer to sort them, as
+ * the leader does (within work_mem), and the shared memory one more copy of
+ * the rows; when they spilled, a worker holds one partition, its sort buffer
+ * and its files' buffers within work_mem, as the leader does, and the rows
+ * are twice on disk (the spill file and its shared copy).  Each worker has a
+ * queue of PAIRS_QUEUE_SIZE in the shared memory.
  *
  * An error in a worker reaches the leader through the parallel context with
  * its SQLSTATE; a cancel or an error in the leader ends the parallel context
@@ -43,8 +48,10 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "storage/sharedfileset.h"
 #include "storage/shm_mq.h"
 #include "storage/shm_toc.h"
 #include "utils/memutils.h"
@@ -54,6 +61,8 @@
 /* the queue of each worker's pairs, and the pairs of one message */
 #define PAIRS_QUEUE_SIZE			((Size) 512 * 1024)
 #define PAIRS_BATCH					1024
+/* the shared copy of the spill file */
+#define PAIRS_SHARED_ROWS			"simhash-pairs-rows"
 
 /* keys of the parallel context's table of contents */
 #define KEY_SHARED			UINT64CONST(0x5348504100000001)
@@ -72,7 +81,13 @@ typedef struct PairsShared
 	char		fname[NAMEDATALEN];
 	int			max_distance;
 	int			width;
-	int64		nrows;
+	int64		nrows;			/* under KEY_ROWS, or 0 when spilled */
+	int64		ntotal;
+	/* the rows spilled: PAIRS_SHARED_ROWS in fileset, split within budget */
+	bool		spilled;
+	bool		collapsed;
+	Size		budget;
+	SharedFileSet fileset;
 	int			ntables;
 	int			share;
 	int			shares;
@@ -172,7 +187,6 @@ pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 {
 	PairsShared *shared = shm_toc_lookup(toc, KEY_SHARED, false);
 	char	   *queues = shm_toc_lookup(toc, KEY_QUEUES, false);
-	const PairsRow *rows = shm_toc_lookup(toc, KEY_ROWS, false);
 	shm_mq	   *mq = pairs_queue(queues, ParallelWorkerNumber);
 	PairsSender *sender = palloc0(sizeof(PairsSender));
 	PairsState	st;
@@ -207,9 +221,25 @@ pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	}
 	/* progress notices come from the leader alone */
 	st.next_notice = DT_NOEND;
-	st.rows = pairs_resize(&st, NULL, st.nrows);
-	memcpy(st.rows, rows, st.nrows * st.row_size);
-	st.scratch = pairs_resize(&st, NULL, st.nrows);
+	st.collapsed = shared->collapsed;
+	if (shared->spilled)
+	{
+		/* the shared copy of the spill file, split as the leader splits its own */
+		SharedFileSetAttach(&shared->fileset, seg);
+		PrepareTempTablespaces();
+		st.file = BufFileOpenFileSet(&shared->fileset.fs, PAIRS_SHARED_ROWS, O_RDONLY, false);
+		st.ntotal = shared->ntotal;
+		st.budget = shared->budget;
+		pairs_spill_layout(&st);
+	}
+	else
+	{
+		const PairsRow *rows = shm_toc_lookup(toc, KEY_ROWS, false);
+
+		st.rows = pairs_resize(&st, NULL, st.nrows);
+		memcpy(st.rows, rows, st.nrows * st.row_size);
+		st.scratch = pairs_resize(&st, NULL, st.nrows);
+	}
 
 	st.emit = pairs_send_pair;
 	st.emit_arg = sender;
@@ -217,6 +247,8 @@ pairs_parallel_main(dsm_segment *seg, shm_toc *toc)
 	st.table_done = pairs_worker_table_done;
 	st.table_done_arg = sender;
 	pairs_tables(&st);
+	if (st.file != NULL)
+		BufFileClose(st.file);
 	shm_mq_detach(sender->mq);
 	MemoryContextDelete(st.cxt);
 }
@@ -254,7 +286,35 @@ pairs_leader_table_done(PairsState *st)
 }
 
 /*
- * The parallel context with the plan, the rows and the queues, for the
+ * The spilled rows copied to the file that the workers read, in a file set
+ * of the parallel context's segment: deleted when the last process detaches
+ * from it, after an error too.
+ */
+static void
+pairs_share_spill(PairsState *st, PairsShared *shared, dsm_segment *seg)
+{
+	BufFile    *copy;
+	int64		done;
+	int64		chunk;
+
+	PrepareTempTablespaces();
+	SharedFileSetInit(&shared->fileset, seg);
+	copy = BufFileCreateFileSet(&shared->fileset.fs, PAIRS_SHARED_ROWS);
+	pairs_file_rewind(st, st->file);
+	for (done = 0; done < st->ntotal; done += chunk)
+	{
+		CHECK_FOR_INTERRUPTS();
+		chunk = Min(st->ntotal - done, st->scratch_len);
+		pairs_file_read(st, st->file, st->scratch, chunk * st->row_size);
+		BufFileWrite(copy, st->scratch, chunk * st->row_size);
+	}
+	BufFileClose(copy);
+	shared->spilled = true;
+	shared->budget = st->budget;
+}
+
+/*
+ * The parallel context with the plan, the rows (or their file) and the queues, for the
  * ntables tables of the call's share; NULL if no worker started.
  */
 static PairsWorkers *
@@ -262,7 +322,7 @@ pairs_workers_begin(PairsState *st, int nworkers, int ntables)
 {
 	PairsWorkers *w = palloc0(sizeof(PairsWorkers));
 	PairsShared *shared;
-	Size		rows_size = mul_size(st->nrows, st->row_size);
+	Size		rows_size = st->file != NULL ? 0 : mul_size(st->nrows, st->row_size);
 	Size		masks_size = st->bands != NULL ? sizeof(uint64) * st->bands->words * st->bands->nbands : 0;
 	char	   *queues;
 	int			i;
@@ -285,7 +345,9 @@ pairs_workers_begin(PairsState *st, int nworkers, int ntables)
 	strlcpy(shared->fname, st->fname, NAMEDATALEN);
 	shared->max_distance = st->max_distance;
 	shared->width = st->width;
-	shared->nrows = st->nrows;
+	shared->nrows = st->file != NULL ? 0 : st->nrows;
+	shared->ntotal = st->ntotal;
+	shared->collapsed = st->collapsed;
 	shared->ntables = st->ntables;
 	shared->share = st->share;
 	shared->shares = st->shares;
@@ -306,6 +368,9 @@ pairs_workers_begin(PairsState *st, int nworkers, int ntables)
 	}
 	queues = shm_toc_allocate(w->pcxt->toc, mul_size(nworkers, PAIRS_QUEUE_SIZE));
 	shm_toc_insert(w->pcxt->toc, KEY_QUEUES, queues);
+	if (st->file != NULL)
+		pairs_share_spill(st, shared, w->pcxt->seg);
+	else
 	{
 		char	   *rows = shm_toc_allocate(w->pcxt->toc, rows_size);
 
@@ -325,8 +390,9 @@ pairs_workers_begin(PairsState *st, int nworkers, int ntables)
 	LaunchParallelWorkers(w->pcxt);
 	w->nworkers = w->pcxt->nworkers_launched;
 	ereport(DEBUG1,
-			(errmsg_internal("%s: %d of %d parallel workers started for %d tables of %lld rows",
-							 st->fname, w->nworkers, nworkers, ntables, (long long) st->nrows)));
+			(errmsg_internal("%s: %d of %d parallel workers started for %d tables of %lld rows%s",
+							 st->fname, w->nworkers, nworkers, ntables, (long long) st->ntotal,
+							 st->file != NULL ? " in a temporary file" : "")));
 	if (w->nworkers == 0)
 	{
 		simhash_parallel_end(w->pcxt);
@@ -360,7 +426,7 @@ pairs_parallel_tables(PairsState *st)
 	nworkers = simhash_workers_wanted(simhash_band_workers,
 									  (double) st->ntotal * ntables >= PAIRS_PARALLEL_MIN_WORK);
 	nworkers = Min(nworkers, ntables);
-	if (nworkers <= 0 || ntables < 2 || st->file != NULL || st->nrows != st->ntotal)
+	if (nworkers <= 0 || ntables < 2 || (st->file == NULL && st->nrows != st->ntotal))
 		return false;
 	w = pairs_workers_begin(st, nworkers, ntables);
 	if (w == NULL)

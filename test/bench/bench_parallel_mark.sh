@@ -7,6 +7,7 @@
 #   bash test/bench/bench_parallel_mark.sh [N]
 #   MARK_RUNS=3 MARK_DOCS=docs.tsv PGPORT_WANTED=5496 bash test/bench/bench_parallel_mark.sh N
 #   MARK_FORM=query bash test/bench/bench_parallel_mark.sh [N]
+#   MARK_SETTINGS='-c maintenance_work_mem=32MB' bash test/bench/bench_parallel_mark.sh [N]
 #
 # The documents come from test/bench/gen_corpus.py N (or MARK_DOCS, a file
 # of id <TAB> body that the server can read), loaded into docs (id bigint
@@ -21,7 +22,9 @@
 #   parallel  max_parallel_workers_per_gather = 2 (the fingerprints by
 #             parallel query, the bands of the candidates and the texts of
 #             the verification by workers)
-# MARK_RUNS times each (default 3).  Reported: each run with its phases (from
+# MARK_RUNS times each (default 3); MARK_SETTINGS (options as in PGOPTIONS)
+# are added to both modes, for example a maintenance_work_mem that the rows
+# spill beyond.  Reported: each run with its phases (from
 # the call's DEBUG messages) and the workers that ran, the medians, the ratio
 # parallel / serial, and whether every parallel run marked exactly the rows
 # of the first serial run with the same kept rows.  As root it installs what
@@ -81,7 +84,7 @@ if [ "$form" = query ]; then
 		awk '/Workers Planned:/ {print $3}')
 else
 	call="SELECT simhash_mark_duplicates('docs', 'body', 'dup')"
-	mark_header "simhash_mark_duplicates on $n generated documents, serial and parallel" \
+	mark_header "simhash_mark_duplicates on $n generated documents, serial and parallel${MARK_SETTINGS:+ ($MARK_SETTINGS)}" \
 		"| run | mode | seconds | fingerprints s | fingerprint workers | duplicates s | band workers | bands by workers | verification workers | texts by workers | rows marked | same marks as serial |" \
 		"|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|" >"$out"
 fi
@@ -93,6 +96,7 @@ for r in $(seq 1 "$runs"); do
 			settings="-c max_parallel_workers_per_gather=2"
 		fi
 		[ "$form" = query ] && settings+=" -c simhash.pairs_recall=0.99 -c work_mem=1GB"
+		settings+=" ${MARK_SETTINGS:-}"
 		read -r s marked < <(run "$settings")
 		cp "$work/debug" "test/out/bench_parallel_$form.$mode.debug"
 		times[$mode]="${times[$mode]:-} $s"
