@@ -711,6 +711,18 @@ SELECT hamming_merge_tail('kept_fp') AS kept_merged;
 INSERT INTO kept SELECT 600000 + i, random_simhash() FROM generate_series(1, 2000) i;
 SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 1, 3, 5, 8, 12, 16]) x
 WHERE c.j <= 4 ORDER BY c.j;
+-- the numbers of the buffers that held the probe tables' pages, a
+-- sixteenth of the setting, are never more than the shared buffers: the
+-- largest setting, then another, each answers as a sequential scan, twice
+SET simhash.tail_cache_size = '2147483647kB';
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8]) x
+WHERE c.j <= 2 ORDER BY c.j;
+SET simhash.tail_cache_size = '16GB';
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8]) x
+WHERE c.j <= 2 ORDER BY c.j;
+SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8]) x
+WHERE c.j <= 2 ORDER BY c.j;
+RESET simhash.tail_cache_size;
 -- a negative size is refused (22023; the message's wording is PostgreSQL's)
 \set VERBOSITY sqlstate
 SET simhash.tail_cache_size = -1;

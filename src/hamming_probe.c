@@ -14,6 +14,7 @@
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/memutils.h"
 
 /* one pinned page per stream: a table's entries, its directory */
@@ -36,8 +37,9 @@ typedef struct PinnedPage
  * no lookup in the shared buffer table (the probe's largest cost after the
  * pages themselves); otherwise the page is read as usual and the hint
  * replaced.  A hint is never trusted, so it needs no invalidation.  A
- * sixteenth of simhash.tail_cache_size (none when 0), per backend; not
- * for the local buffers of a temporary index.
+ * sixteenth of simhash.tail_cache_size (none when 0; never more numbers
+ * than shared buffers), per backend; not for the local buffers of a
+ * temporary index.
  */
 static Buffer *hints = NULL;
 static uint32 nhints = 0;
@@ -50,13 +52,27 @@ read_table_page(Relation index, BlockNumber blkno)
 	Buffer		buffer;
 
 	if (simhash_tail_cache_kb > 0)
-		want = pg_nextpower2_32(Max((Size) simhash_tail_cache_kb * 1024 / 16 / sizeof(Buffer), 1024));
+	{
+		/* never more numbers than shared buffers, nor than one allocation holds */
+		Size		numbers = Min(Min((Size) simhash_tail_cache_kb * 1024 / 16 / sizeof(Buffer), (Size) NBuffers),
+								  MaxAllocSize / sizeof(Buffer));
+
+		want = pg_prevpower2_32((uint32) Max(numbers, 1024));
+	}
 	if (want != nhints)
 	{
-		if (hints)
-			pfree(hints);
-		hints = want ? MemoryContextAllocZero(TopMemoryContext, want * sizeof(Buffer)) : NULL;
-		nhints = want;
+		Buffer	   *old = hints;
+
+		/* none until the new ones are allocated: that may fail */
+		hints = NULL;
+		nhints = 0;
+		if (old)
+			pfree(old);
+		if (want > 0)
+		{
+			hints = MemoryContextAllocZero(TopMemoryContext, want * sizeof(Buffer));
+			nhints = want;
+		}
 	}
 	if (nhints == 0 || RelationUsesLocalBuffers(index))
 		return ReadBuffer(index, blkno);
@@ -67,7 +83,12 @@ read_table_page(Relation index, BlockNumber blkno)
 #else
 	if (BufferIsValid(buffer) && ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, buffer))
 #endif
+	{
+		/* counted in pg_statio_*_indexes as ReadBuffer() counts a hit */
+		pgstat_count_buffer_read(index);
+		pgstat_count_buffer_hit(index);
 		return buffer;
+	}
 	buffer = ReadBuffer(index, blkno);
 	hints[h] = buffer;
 	return buffer;
