@@ -84,6 +84,29 @@ acc_added(SimhashAcc *acc, uint32 w)
 	} while (0)
 
 /*
+ * Eight hashes into the adder tree's ones, twos and fours: returns the
+ * eights they carry
+ */
+static pg_attribute_always_inline uint64
+acc_add_eight(uint64 *ones, uint64 *twos, uint64 *fours, const uint64 *h)
+{
+	uint64		twosA,
+				twosB,
+				foursA,
+				foursB,
+				eights;
+
+	CSA(twosA, *ones, *ones, h[0], h[1]);
+	CSA(twosB, *ones, *ones, h[2], h[3]);
+	CSA(foursA, *twos, *twos, twosA, twosB);
+	CSA(twosA, *ones, *ones, h[4], h[5]);
+	CSA(twosB, *ones, *ones, h[6], h[7]);
+	CSA(foursB, *twos, *twos, twosA, twosB);
+	CSA(eights, *fours, *fours, foursA, foursB);
+	return eights;
+}
+
+/*
  * Add features of weight 2^p, sixteen at a time with the Harley-Seal adder
  * tree: planes p to p + 3 are its ones, twos, fours and eights, and only its
  * sixteens go through a (branchy) increment of the planes from p + 4 up.
@@ -99,28 +122,10 @@ acc_add_units_at(SimhashAcc *acc, const uint64 *h, int n, int p)
 
 	for (; n >= 16; n -= 16, h += 16)
 	{
-		uint64		twosA,
-					twosB,
-					foursA,
-					foursB,
-					eightsA,
-					eightsB,
-					sixteens;
+		uint64		eightsA = acc_add_eight(&ones, &twos, &fours, h);
+		uint64		eightsB = acc_add_eight(&ones, &twos, &fours, h + 8);
+		uint64		sixteens;
 
-		CSA(twosA, ones, ones, h[0], h[1]);
-		CSA(twosB, ones, ones, h[2], h[3]);
-		CSA(foursA, twos, twos, twosA, twosB);
-		CSA(twosA, ones, ones, h[4], h[5]);
-		CSA(twosB, ones, ones, h[6], h[7]);
-		CSA(foursB, twos, twos, twosA, twosB);
-		CSA(eightsA, fours, fours, foursA, foursB);
-		CSA(twosA, ones, ones, h[8], h[9]);
-		CSA(twosB, ones, ones, h[10], h[11]);
-		CSA(foursA, twos, twos, twosA, twosB);
-		CSA(twosA, ones, ones, h[12], h[13]);
-		CSA(twosB, ones, ones, h[14], h[15]);
-		CSA(foursB, twos, twos, twosA, twosB);
-		CSA(eightsB, fours, fours, foursA, foursB);
 		CSA(sixteens, eights, eights, eightsA, eightsB);
 		acc_add_at(acc, sixteens, p + 4);
 		acc->planes[p] = ones;
