@@ -38,18 +38,17 @@ typedef struct PinnedPage
  * pages themselves); otherwise the page is read as usual and the hint
  * replaced.  A hint is never trusted, so it needs no invalidation.  A
  * sixteenth of simhash.tail_cache_size (none when 0; never more numbers
- * than shared buffers), per backend; not for the local buffers of a
- * temporary index.
+ * than shared buffers), per backend, sized as each probe begins; not for the
+ * local buffers of a temporary index.
  */
 static Buffer *hints = NULL;
 static uint32 nhints = 0;
 
-static Buffer
-read_table_page(Relation index, BlockNumber blkno)
+/* the numbers as the setting sizes them now: called once a probe */
+static void
+size_hints(void)
 {
 	uint32		want = 0;
-	uint32		h;
-	Buffer		buffer;
 
 	if (simhash_tail_cache_kb > 0)
 	{
@@ -74,6 +73,14 @@ read_table_page(Relation index, BlockNumber blkno)
 			nhints = want;
 		}
 	}
+}
+
+static Buffer
+read_table_page(Relation index, BlockNumber blkno)
+{
+	uint32		h;
+	Buffer		buffer;
+
 	if (nhints == 0 || RelationUsesLocalBuffers(index))
 		return ReadBuffer(index, blkno);
 	h = hash_combine(murmurhash32(index->rd_rel->relfilenode), murmurhash32(blkno)) & (nhints - 1);
@@ -110,6 +117,13 @@ typedef struct ProbeState
 	PinnedPage ahead[PROBE_AHEAD];	/* pinned, not locked, nor yet read */
 	int			next_ahead;		/* the slot of ahead[] to fill next */
 } ProbeState;
+
+/* entries of table j on a page: table 0 keeps fingerprints and TIDs, the others keys */
+static inline uint32
+entries_per_page(int j)
+{
+	return j == 0 ? HAMMING_PAGE_CAPACITY : HAMMING_KEYS_CAPACITY;
+}
 
 /* block j of x: the top 16 bits of x rotated left by 16 j */
 static inline int
@@ -420,7 +434,7 @@ static void
 pin_ahead(ProbeState *ps, int j, uint32 i, uint32 end)
 {
 	uint32		line;
-	uint32		capacity = j == 0 ? HAMMING_PAGE_CAPACITY : HAMMING_KEYS_CAPACITY;
+	uint32		capacity = entries_per_page(j);
 	BlockNumber blkno = hamming_table_block(ps->tables, ps->tables->table_start[j] + i / capacity);
 	PinnedPage *slot;
 	Page		page;
@@ -459,7 +473,7 @@ static void
 probe_bucket(ProbeState *ps, int j, uint32 i, uint32 end)
 {
 	const HammingTables *t = ps->tables;
-	uint32		capacity = j == 0 ? HAMMING_PAGE_CAPACITY : HAMMING_KEYS_CAPACITY;
+	uint32		capacity = entries_per_page(j);
 	int			rotation = (HAMMING_NTABLES - j) * HAMMING_BLOCK_BITS % 64;
 	simhash		query = hamming_rotate_left(ps->query, j * HAMMING_BLOCK_BITS % 64);
 	bool		have_previous = false;
@@ -572,6 +586,7 @@ hamming_probe(Relation index, const HammingTables *tables, simhash query, int k,
 		ps.ahead[j].blkno = InvalidBlockNumber;
 	}
 	hamming_table_radii(ps.radius, Min(k, SIMHASH_BITS));
+	size_hints();
 
 	nwords = (((uint32) 1 << dir_bits) + 63) / 64;
 	buckets = palloc(nwords * sizeof(uint64));
