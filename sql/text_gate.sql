@@ -150,6 +150,46 @@ SELECT * FROM gate_round(20200, ARRAY[5000, 2390, 4100, 5003], 5);
 TRUNCATE gated;
 INSERT INTO gated SELECT i, words(i) FROM generate_series(1, 600) i;
 SELECT * FROM gate_round(20300, ARRAY[10, 300, 590, 7000], 6);
+-- ON CONFLICT checks a row twice, before and after its insert: the second
+-- check takes the rows the first found in the tables, and its verdicts on
+-- them.  In one transaction, a text, a merge that moves it into new tables,
+-- then the same text and a near-copy of it: the new tables are read
+BEGIN;
+INSERT INTO gated (id, body) VALUES (40000, words(6000)) ON CONFLICT DO NOTHING;
+SELECT hamming_merge_tail('gated_gate') AS merged;
+INSERT INTO gated (id, body) VALUES (40001, words(6000)) ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO gated (id, body) VALUES (40002, words(6000, 1)) ON CONFLICT DO NOTHING RETURNING id;
+SELECT gate_try(40003, words(6000, 2)) AS copy_after_merge;
+COMMIT;
+SELECT array_agg(id ORDER BY id) AS kept FROM gated WHERE id BETWEEN 40000 AND 40003;
+-- two gates on one table, at 0.99 and at 0.6, checked in either order: a
+-- copy of similarity between the two passes the one at 0.99 and is stopped
+-- by the one at 0.6, and an exact copy by both
+CREATE FUNCTION two_gates(first float8, second float8) RETURNS TABLE (ins text, on_conflict bigint, stopped_by text)
+LANGUAGE plpgsql AS $$
+DECLARE c text;
+BEGIN
+	EXECUTE format('CREATE TEMP TABLE two (id int, body text, CONSTRAINT first EXCLUDE USING hamming (simhash_doc(body, %s) WITH ~=), '
+		'CONSTRAINT second EXCLUDE USING hamming (simhash_doc(body, %s) WITH ~=))', first, second);
+	INSERT INTO two VALUES (1, words(7000));
+	FOREACH ins IN ARRAY ARRAY['copy', 'same'] LOOP
+		WITH i AS (INSERT INTO two VALUES (2, CASE ins WHEN 'copy' THEN words(7000, 1) ELSE words(7000) END)
+		           ON CONFLICT DO NOTHING RETURNING id)
+		SELECT count(*) INTO on_conflict FROM i;
+		BEGIN
+			INSERT INTO two VALUES (3, CASE ins WHEN 'copy' THEN words(7000, 1) ELSE words(7000) END);
+			stopped_by := 'none';
+		EXCEPTION WHEN exclusion_violation THEN
+			GET STACKED DIAGNOSTICS c = CONSTRAINT_NAME;
+			stopped_by := c;
+		END;
+		RETURN NEXT;
+	END LOOP;
+	DROP TABLE two;
+END $$;
+SELECT shingle_similarity(words(7000), words(7000, 1), 3, 'auto') BETWEEN 0.6 AND 0.99 AS copy_between;
+SELECT * FROM two_gates(0.99, 0.6);
+SELECT * FROM two_gates(0.6, 0.99);
 -- a text too large for the backend to keep (work_mem), and its near-copy
 SET work_mem = '64kB';
 INSERT INTO gated SELECT 30000, string_agg(words(8000 + i), ' ') FROM generate_series(1, 300) i;

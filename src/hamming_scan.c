@@ -24,6 +24,7 @@
 #include "neardup.h"
 
 #include "access/relscan.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "nodes/tidbitmap.h"
@@ -445,6 +446,81 @@ hit_tid_cmp(const void *a, const void *b)
 }
 
 /*
+ * The rows that the last exclusion check of an index of text found in the
+ * tables.  PostgreSQL checks the row of an INSERT ... ON CONFLICT twice,
+ * before and after it inserts it, each time by a scan under a dirty
+ * snapshot with the same conditions.  Between the two scans only the tail
+ * gains rows: a merge writes new tables under a new tables_id, and VACUUM
+ * only takes the TID off a table entry, in place, which the scan checks
+ * again as it returns the row (hit_still_indexed).  So a scan with the
+ * conditions of the last one, on tables of the same identity, takes its
+ * rows from the tables without probing them, and reads the tail again.
+ * Kept within work_mem, until the transaction ends.
+ */
+typedef struct CheckMemo
+{
+	Oid			relid;			/* InvalidOid: nothing kept */
+	Oid			relfilenode;
+	uint64		tables_id;
+	int			nconds;
+	simhash		center[NEARDUP_QUARTERS];
+	int			radius[NEARDUP_QUARTERS];
+	int			nhits;
+	HammingHit *hits;
+} CheckMemo;
+
+static CheckMemo check_memo;
+static MemoryContext check_memo_cxt = NULL;
+
+static void
+forget_check_memo(XactEvent event, void *arg)
+{
+	check_memo.relid = InvalidOid;
+	if (check_memo_cxt != NULL)
+		MemoryContextReset(check_memo_cxt);
+}
+
+static bool
+check_memo_holds(IndexScanDesc scan)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+
+	return check_memo.relid == RelationGetRelid(scan->indexRelation) &&
+		check_memo.relfilenode == scan->indexRelation->rd_rel->relfilenode &&
+		check_memo.tables_id == so->tables.tables_id &&
+		check_memo.nconds == so->nconds &&
+		memcmp(check_memo.center, so->center, so->nconds * sizeof(simhash)) == 0 &&
+		memcmp(check_memo.radius, so->radius, so->nconds * sizeof(int)) == 0;
+}
+
+/* keep the scan's rows so->hits, those of the tables, if they fit in work_mem */
+static void
+remember_check(IndexScanDesc scan)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+
+	if (check_memo_cxt == NULL)
+	{
+		check_memo_cxt = AllocSetContextCreate(TopMemoryContext, "simhash exclusion check rows",
+											   ALLOCSET_SMALL_SIZES);
+		RegisterXactCallback(forget_check_memo, NULL);
+	}
+	forget_check_memo(XACT_EVENT_COMMIT, NULL);
+	if (so->nconds > NEARDUP_QUARTERS ||
+		(Size) so->nhits * sizeof(HammingHit) > (Size) work_mem * 1024)
+		return;
+	check_memo.hits = MemoryContextAlloc(check_memo_cxt, Max(so->nhits, 1) * sizeof(HammingHit));
+	memcpy(check_memo.hits, so->hits, so->nhits * sizeof(HammingHit));
+	check_memo.nhits = so->nhits;
+	check_memo.nconds = so->nconds;
+	memcpy(check_memo.center, so->center, so->nconds * sizeof(simhash));
+	memcpy(check_memo.radius, so->radius, so->nconds * sizeof(int));
+	check_memo.tables_id = so->tables.tables_id;
+	check_memo.relfilenode = scan->indexRelation->rd_rel->relfilenode;
+	check_memo.relid = RelationGetRelid(scan->indexRelation);
+}
+
+/*
  * The scan of an index of text (any_cond): every entry within the radius
  * of any of the query's quarters, by probes for each quarter and the tail,
  * or by a pass (without conditions: every row, NULLs too); into the
@@ -452,33 +528,16 @@ hit_tid_cmp(const void *a, const void *b)
  * entries may all match).  A plain scan keeps all its rows in memory (few:
  * a text's near-duplicates), to return each once.
  */
+/* the rows of the pass's pages [pos, end) into the collector */
 static void
-start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
+collect_pass(IndexScanDesc scan, Collector *c, BlockNumber pos, BlockNumber end)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	HammingHit	found[HAMMING_PAGE_CAPACITY];
-	Collector	c;
-	BlockNumber pos = 0;
 	BlockNumber blkno;
 	int			i;
 
-	collector_init(&c, so, -1, tbm);
-	c.limit = INT_MAX;
-	if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[so->nconds - 1], so->nconds, 0, 0))
-	{
-		HammingTailCache *tc = NULL;
-
-		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot))
-			tc = hamming_tail_cache(scan->indexRelation, &so->tables);
-		for (i = 0; i < so->nconds; i++)
-			hamming_probe(scan->indexRelation, &so->tables, so->center[i], so->radius[i],
-						  collector_match, collector_emit, &c);
-		for (i = 0; tc && i < so->nconds; i++)
-			tail_from_cache(scan, tc, &c, so->center[i], so->radius[i]);
-		pos = so->tables.pass_pages + (tc ? hamming_tail_pages(&so->tables) : 0);
-	}
-	/* the rest of a pass: the tail, or every page */
-	for (; hamming_pass_block(&so->tables, pos, &blkno); pos++)
+	for (; pos < end && hamming_pass_block(&so->tables, pos, &blkno); pos++)
 	{
 		Buffer		buffer;
 		Page		page;
@@ -493,8 +552,55 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 			n = null_page_entries(page, blkno, found);
 		UnlockReleaseBuffer(buffer);
 		for (i = 0; i < n; i++)
-			collector_emit(&c, &found[i]);
+			collector_emit(c, &found[i]);
 	}
+}
+
+static void
+start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
+{
+	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	Collector	c;
+	BlockNumber pos = 0;
+	int			i;
+
+	/* an exclusion check's scan (it holds the page of each row it returns) */
+	bool		check = tbm == NULL && so->nconds > 0 && !IsMVCCSnapshot(scan->xs_snapshot);
+
+	collector_init(&c, so, -1, tbm);
+	c.limit = INT_MAX;
+	if (check && check_memo_holds(scan))
+	{
+		/* the tables' rows of the last check, which had these conditions */
+		make_room(so, check_memo.nhits);
+		memcpy(so->hits, check_memo.hits, check_memo.nhits * sizeof(HammingHit));
+		so->nhits = check_memo.nhits;
+		pos = so->tables.pass_pages;
+	}
+	else if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[so->nconds - 1], so->nconds, 0, 0))
+	{
+		HammingTailCache *tc = NULL;
+
+		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot))
+			tc = hamming_tail_cache(scan->indexRelation, &so->tables);
+		for (i = 0; i < so->nconds; i++)
+			hamming_probe(scan->indexRelation, &so->tables, so->center[i], so->radius[i],
+						  collector_match, collector_emit, &c);
+		if (check)
+			remember_check(scan);
+		for (i = 0; tc && i < so->nconds; i++)
+			tail_from_cache(scan, tc, &c, so->center[i], so->radius[i]);
+		pos = so->tables.pass_pages + (tc ? hamming_tail_pages(&so->tables) : 0);
+	}
+	else if (check)
+	{
+		/* a pass: table 0's rows, kept, then the tail's */
+		collect_pass(scan, &c, 0, so->tables.pass_pages);
+		remember_check(scan);
+		pos = so->tables.pass_pages;
+	}
+	/* the rest of a pass: the tail, or every page */
+	collect_pass(scan, &c, pos, InvalidBlockNumber);
 	if (tbm)
 	{
 		collector_flush(&c);

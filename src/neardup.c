@@ -12,7 +12,8 @@
  *
  * The right operand of a comparison is usually the same in every call (the
  * query, or a row an exclusion constraint checks), so each call site keeps
- * the shingles and fingerprint of its last right operand.
+ * the shingles and fingerprint of its last right operand, and the backend
+ * its last one with the verdicts on the rows compared with it.
  */
 #include "neardup.h"
 #include "mih.h"
@@ -186,7 +187,26 @@ typedef struct RightCache
 	TextShingles shingles;
 } RightCache;
 
+/*
+ * A verdict on a left operand against the backend's last right operand:
+ * PostgreSQL checks the row of an INSERT ... ON CONFLICT twice, before and
+ * after it inserts it, so each candidate is compared twice with it.  The
+ * verdict depends on the two texts and the threshold alone.
+ */
+typedef struct Verdict
+{
+	char	   *data;
+	int			len;
+	double		min_similarity;
+	bool		near;
+} Verdict;
+
+#define MAX_VERDICTS	64		/* a check's candidates are few: a text's near-duplicates */
+
 static RightCache backend_last;
+static Verdict backend_verdicts[MAX_VERDICTS];
+static int	backend_nverdicts;
+static Size backend_last_bytes; /* of the text, its shingles and the verdicts' texts */
 static MemoryContext backend_last_cxt = NULL;
 
 static bool
@@ -200,7 +220,43 @@ static void
 forget_backend_last(void)
 {
 	backend_last.data = NULL;
+	backend_nverdicts = 0;
+	backend_last_bytes = 0;
 	MemoryContextReset(backend_last_cxt);
+}
+
+/* the verdict kept on the left operand a against the backend's last text, or NULL */
+static const Verdict *
+known_verdict(const char *a, int alen, double min_similarity)
+{
+	int			i;
+
+	for (i = 0; i < backend_nverdicts; i++)
+	{
+		const Verdict *v = &backend_verdicts[i];
+
+		if (v->len == alen && v->min_similarity == min_similarity && memcmp(v->data, a, alen) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+/* keep the verdict on a against the backend's last text, within work_mem */
+static void
+remember_verdict(const char *a, int alen, double min_similarity, bool near)
+{
+	Verdict    *v;
+
+	if (backend_nverdicts == MAX_VERDICTS ||
+		backend_last_bytes + alen > (Size) work_mem * 1024)
+		return;
+	v = &backend_verdicts[backend_nverdicts++];
+	v->data = MemoryContextAlloc(backend_last_cxt, Max(alen, 1));
+	memcpy(v->data, a, alen);
+	v->len = alen;
+	v->min_similarity = min_similarity;
+	v->near = near;
+	backend_last_bytes += alen;
 }
 
 static void
@@ -227,6 +283,7 @@ remember_in_backend(const char *data, int len, const TextShingles *ts)
 	forget_backend_last();
 	if ((Size) len + ts->count * sizeof(int64) > (Size) work_mem * 1024)
 		return;
+	backend_last_bytes = (Size) len + ts->count * sizeof(int64);
 	old = MemoryContextSwitchTo(backend_last_cxt);
 	backend_last.shingles = *ts;
 	backend_last.shingles.set = palloc(Max(ts->count, 1) * sizeof(int64));
@@ -276,14 +333,20 @@ near_texts(FunctionCallInfo fcinfo, const char *a, int alen, const char *b, int 
 {
 	int			radius = neardup_radius(min_similarity);	/* checked before any work */
 	const TextShingles *right = right_shingles(fcinfo, b, blen);
+	bool		against_backend_last = right == &backend_last.shingles;
+	const Verdict *known;
 	TextShingles left;
 	bool		result;
 
 	if (right->count == 0)
 		return false;
+	if (against_backend_last && (known = known_verdict(a, alen, min_similarity)) != NULL)
+		return known->near;
 	text_shingles(a, alen, &left);
 	result = shingles_near(&left, right, radius, min_similarity);
 	pfree(left.set);
+	if (against_backend_last)
+		remember_verdict(a, alen, min_similarity, result);
 	return result;
 }
 
