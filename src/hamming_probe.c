@@ -454,8 +454,12 @@ pin_ahead(ProbeState *ps, int j, uint32 i, uint32 end)
 	page = BufferGetPage(slot->buffer);
 	__builtin_prefetch(page);
 	__builtin_prefetch((char *) page + BLCKSZ - MAXALIGN(sizeof(HammingPageOpaqueData)));
-	/* the bucket's first lines (the CPU's own prefetcher follows a stream) */
-	for (line = i % capacity; line < Min(capacity, i % capacity + Min(end - i, 128)); line += 8)
+	/*
+	 * the bucket's keys on the page, a line of eight at a time: the CPU's own
+	 * prefetcher stops at each 4 kB of memory, and a bucket of ten million
+	 * rows' tables fills most of a page
+	 */
+	for (line = i % capacity; line < Min(capacity, i % capacity + (end - i)); line += 8)
 		__builtin_prefetch(HammingPageKeys(page) + line);
 }
 

@@ -79,14 +79,30 @@ fingerprint_distance(const uint64 *a, const uint64 *b)
 	return d;
 }
 
+/*
+ * Is the text data, len near-duplicate of b: both have shingles, their
+ * fingerprints lie within radius and their similarity is at least
+ * min_similarity?  The similarity is tested first, on data's sorted set:
+ * most candidates fail it, and then data's fingerprint, which costs more
+ * than the set, is not computed.
+ */
 static bool
-shingles_near(const TextShingles *a, const TextShingles *b, int radius, double min_similarity)
+text_near(const char *data, int len, const TextShingles *b, int radius, double min_similarity)
 {
-	if (a->count == 0 || b->count == 0)
+	TextShingles a;
+	bool		near;
+
+	if (b->count == 0)
 		return false;			/* a text without shingles */
-	if (fingerprint_distance(a->fp, b->fp) > radius)
-		return false;
-	return shingle_sorted_jaccard(a->set, a->count, b->set, b->count) >= min_similarity;
+	a.set = shingle_sorted_set(data, len, &shingle_text_shingling, &a.count);
+	near = a.count > 0 && shingle_sorted_jaccard(a.set, a.count, b->set, b->count) >= min_similarity;
+	if (near)
+	{
+		shingle_set_quarters(a.set, a.count, a.fp);
+		near = fingerprint_distance(a.fp, b->fp) <= radius;
+	}
+	pfree(a.set);
+	return near;
 }
 
 /* ---- simhash_doc ---- */
@@ -335,16 +351,13 @@ near_texts(FunctionCallInfo fcinfo, const char *a, int alen, const char *b, int 
 	const TextShingles *right = right_shingles(fcinfo, b, blen);
 	bool		against_backend_last = right == &backend_last.shingles;
 	const Verdict *known;
-	TextShingles left;
 	bool		result;
 
 	if (right->count == 0)
 		return false;
 	if (against_backend_last && (known = known_verdict(a, alen, min_similarity)) != NULL)
 		return known->near;
-	text_shingles(a, alen, &left);
-	result = shingles_near(&left, right, radius, min_similarity);
-	pfree(left.set);
+	result = text_near(a, alen, right, radius, min_similarity);
 	if (against_backend_last)
 		remember_verdict(a, alen, min_similarity, result);
 	return result;
