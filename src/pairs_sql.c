@@ -39,11 +39,12 @@
 /*
  * runs the query (argument 0, with a body column when with_body), checks the
  * ids, collapses identical fingerprints when asked and plans the tables for
- * the distance of argument 1
+ * the distance of argument 1; with distribute, a query of a Citus distributed
+ * table is only checked here, and run on the workers by pairs_run()
  */
 static void
 pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
-			bool with_body)
+			bool with_body, bool distribute)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		k = PG_GETARG_INT32(1);
@@ -57,6 +58,7 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	st->fname = fname;
 	st->collapse = collapse;
 	st->with_body = with_body;
+	st->may_distribute = distribute;
 	st->fn_oid = fcinfo->flinfo->fn_oid;
 	st->max_distance = k;
 	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs", ALLOCSET_DEFAULT_SIZES);
@@ -64,6 +66,8 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	st->next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
 
 	pairs_read_query(st, query);
+	if (st->citus_tables != (Datum) 0)
+		return;
 	if (st->file == NULL)
 	{
 		st->scratch_len = st->nrows;
@@ -114,12 +118,20 @@ pairs_verification(FunctionCallInfo fcinfo, bool verified)
 /*
  * Every pair within k bits to emit(id_a, id_b, distance, arg); verified (vs),
  * every such pair whose bodies are similar enough to vemit, with their
- * similarity.
+ * similarity.  On the Citus workers for a query of a distributed table, and
+ * then with rows, the rows come to the coordinator for pairs_for_each_row().
  */
 static void
-pairs_run(PairsState *st, VerifyState *vs, FunctionCallInfo fcinfo,
+pairs_run(PairsState *st, VerifyState *vs, FunctionCallInfo fcinfo, bool rows,
 		  PairsCallback emit, VerifyPairFn vemit, void *arg)
 {
+	if (st->citus_tables != (Datum) 0)
+	{
+		pairs_citus_run(st, fcinfo, vs, !rows ? "pairs" : st->collapse ? "collapse" : "rows", emit, vemit, arg);
+		if (vs != NULL)
+			verify_end(vs);
+		return;
+	}
 	if (vs == NULL)
 	{
 		pairs_enumerate(st, emit, arg);
@@ -137,8 +149,8 @@ pairs_function(FunctionCallInfo fcinfo, bool verified)
 	VerifyState *vs = pairs_verification(fcinfo, verified);
 	PairsState	st;
 
-	pairs_begin(&st, fcinfo, "simhash_pairs", false, verified);
-	pairs_run(&st, vs, fcinfo, pairs_put_pair, verify_put_pair, fcinfo->resultinfo);
+	pairs_begin(&st, fcinfo, "simhash_pairs", false, verified, true);
+	pairs_run(&st, vs, fcinfo, false, pairs_put_pair, verify_put_pair, fcinfo->resultinfo);
 	pairs_end(&st);
 	return (Datum) 0;
 }
@@ -188,7 +200,7 @@ simhash_pairs_share(PG_FUNCTION_ARGS)
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("simhash.pairs_recall", psprintf("%.17g", recall),
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	pairs_begin(&st, fcinfo, "simhash_pairs_share", false, false);
+	pairs_begin(&st, fcinfo, "simhash_pairs_share", false, false, false);
 	st.share = share;
 	st.shares = shares;
 	pairs_enumerate(&st, pairs_put_pair, fcinfo->resultinfo);
@@ -287,11 +299,11 @@ clusters_function(FunctionCallInfo fcinfo, bool verified)
 	PairsState	st;
 	ClustersState cs;
 
-	pairs_begin(&st, fcinfo, "simhash_clusters", !verified, verified);
+	pairs_begin(&st, fcinfo, "simhash_clusters", !verified, verified, true);
 	cs.st = &st;
 	cs.nodes = pairs_id_map(&st, "simhash_clusters nodes", sizeof(ClusterNode));
 	cs.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	pairs_run(&st, vs, fcinfo, cluster_union, cluster_union_verified, &cs);
+	pairs_run(&st, vs, fcinfo, true, cluster_union, cluster_union_verified, &cs);
 	pairs_for_each_row(&st, cluster_put_row, &cs);
 	pairs_end(&st);
 	return (Datum) 0;
@@ -412,7 +424,7 @@ dedup_function(FunctionCallInfo fcinfo, bool verified)
 	bool		nulls_first[2] = {false, false};
 	MemoryContext old;
 
-	pairs_begin(&st, fcinfo, "simhash_dedup", !verified, verified);
+	pairs_begin(&st, fcinfo, "simhash_dedup", !verified, verified, true);
 
 	old = MemoryContextSwitchTo(st.cxt);
 	desc = CreateTemplateTupleDesc(2);
@@ -426,7 +438,7 @@ dedup_function(FunctionCallInfo fcinfo, bool verified)
 	ds.dropped = pairs_id_map(&st, "simhash_dedup dropped ids", sizeof(DedupEntry));
 	ds.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	pairs_run(&st, vs, fcinfo, dedup_put_pair, dedup_put_pair_verified, &ds);
+	pairs_run(&st, vs, fcinfo, true, dedup_put_pair, dedup_put_pair_verified, &ds);
 	dedup_decide(&ds);
 	pairs_for_each_row(&st, dedup_put_row, &ds);
 	ExecDropSingleTupleTableSlot(ds.slot);
