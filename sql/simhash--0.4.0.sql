@@ -1557,9 +1557,9 @@ BEGIN
 		   OPERATOR(pg_catalog.||) ' END'
 	  INTO share_of FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i);
 	RETURN pg_catalog.format(
-		'SELECT p.id_a AS a, p.id_b AS b, p.distance AS d '
-		'FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x '
-		'CROSS JOIN LATERAL @extschema@.simhash_pairs_share(pg_catalog.format(%7$L, x.t::pg_catalog.regclass, x.c), %2$s, %3$s, %4$s, %5$s) AS p',
+		'SELECT (p.p).id_a AS a, (p.p).id_b AS b, (p.p).distance AS d FROM ('
+		'  SELECT @extschema@.simhash_pairs_share(pg_catalog.format(%7$L, x.t::pg_catalog.regclass, x.c), %2$s, %3$s, %4$s, %5$s) AS p '
+		'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p',
 		scratch, radius, recall, share_of, pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'), fp_query);
 END
 $$;
@@ -1613,7 +1613,8 @@ COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
 -- workers, and the coordinator receives the (verified) pairs (id_a < id_b,
 -- distance, similarity or NULL), and with rows 'rows' or 'collapse' every
 -- row (id, its representative, NULL, NULL) in id order, for the linkage that
--- the C function does as on one server.  The query has the shape that the
+-- the C function does as on one server; or, for an id of more than one row,
+-- that row alone (id, id, -1, NULL).  The query has the shape that the
 -- function checked: an id of id_type, a fingerprint of words 64-bit words
 -- (simhash, simhash128, or two simhash128 columns), and with a min_similarity
 -- a body of body_type (text or bigint[]).
@@ -1647,6 +1648,7 @@ DECLARE
 	pairs_query pg_catalog.text;
 	verified_query pg_catalog.text;
 	null_id boolean := false;
+	repeated pg_catalog.int8;
 BEGIN
 	SELECT u.t::pg_catalog.regclass::pg_catalog.text INTO colocate
 	  FROM pg_catalog.unnest(tables) WITH ORDINALITY AS u(t, o)
@@ -1674,6 +1676,14 @@ BEGIN
 		RAISE EXCEPTION 'query returned a NULL id'
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
+	END IF;
+	-- an id of more than one row: the one row (id, id, -1, NULL), for the caller's error
+	EXECUTE pg_catalog.format('SELECT r.id FROM %s_rows AS r GROUP BY r.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 ORDER BY r.id LIMIT 1', scratch)
+		INTO repeated;
+	IF repeated IS NOT NULL THEN
+		RETURN QUERY SELECT repeated, repeated, -1, NULL::pg_catalog.float8;
+		EXECUTE pg_catalog.format('DROP TABLE %s_rows', scratch);
+		RETURN;
 	END IF;
 	copies := @extschema@.simhash_dist_copies(scratch, pg_catalog.format(CASE WHEN wide THEN 'fp0 %1$s, fp1 %1$s' ELSE 'fp0 %1$s' END, fp_type));
 	EXECUTE pg_catalog.format('INSERT INTO %1$s_fps SELECT c.c, r.id, %2$s FROM %1$s_rows AS r CROSS JOIN pg_catalog.unnest(%3$L::pg_catalog.int4[]) AS c(c)',

@@ -119,8 +119,6 @@ typedef struct CitusReceiver
 	PairsCallback emit;
 	VerifyPairFn vemit;
 	void	   *arg;
-	bool		any_row;
-	int64		last_id;
 } CitusReceiver;
 
 /* a row that shares the fingerprint of rep, a smaller id */
@@ -143,8 +141,9 @@ pairs_citus_link(PairsState *st, int64 id, int64 rep)
 
 /*
  * A row of simhash_query_distributed(): a pair (id_a, id_b, distance,
- * similarity) to the callbacks, or (distance NULL) a row (id, its
- * representative) in id order, to the rows or the links.
+ * similarity) to the callbacks, (distance NULL) a row (id, its
+ * representative) to the rows or the links, or (distance -1) the id of more
+ * than one row.
  */
 static bool
 pairs_citus_receive(TupleTableSlot *slot, DestReceiver *self)
@@ -160,6 +159,8 @@ pairs_citus_receive(TupleTableSlot *slot, DestReceiver *self)
 	a = DatumGetInt64(slot->tts_values[0]);
 	b = DatumGetInt64(slot->tts_values[1]);
 	distance = slot_getattr(slot, 3, &isnull);
+	if (!isnull && DatumGetInt32(distance) < 0)
+		pairs_duplicate_id(r->st, a);
 	if (!isnull)
 	{
 		if (r->vs != NULL)
@@ -168,10 +169,6 @@ pairs_citus_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->emit(a, b, DatumGetInt32(distance), r->arg);
 		return true;
 	}
-	if (r->any_row && a == r->last_id)
-		pairs_duplicate_id(r->st, a);
-	r->any_row = true;
-	r->last_id = a;
 	if (a == b)
 	{
 		uint64		words[PAIRS_MAX_WORDS] = {0};
