@@ -683,6 +683,26 @@ COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
 -- linkage, the kept row and the lineage of every removal
 -- ---------------------------------------------------------------------------
 
+-- simhash_query_on_workers(query): whether the whole-table functions run
+-- query on the Citus workers (it reads a table that Citus distributes, this
+-- node is the coordinator, the transaction may write, and the caller may
+-- create tables in that table's schema).  simhash_link(query, linkage): the
+-- clusters ('single', as simhash_clusters()) or the kept rows ('center', as
+-- simhash_dedup(), kept NULL for a kept row) of the rows and pairs that query
+-- returns: every row as (id, id, NULL, NULL), every pair as (id_a < id_b,
+-- distance, similarity).  The forms with a rank link the pairs found on the
+-- workers, numbered on the coordinator, with it.
+CREATE FUNCTION simhash_query_on_workers(query text) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_query_on_workers(text) IS
+	'whether simhash_pairs(), simhash_clusters(), simhash_dedup() and simhash_lineage() run query on the Citus workers: it reads a distributed table, this node is the coordinator, the transaction may write and the caller may create tables in the schema of that table';
+CREATE FUNCTION simhash_link(query text, linkage text)
+	RETURNS TABLE (id bigint, kept bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_link(text, text) IS
+	'the clusters (linkage ''single'': kept the smallest id of the connected component) or kept rows (''center'': kept NULL for a kept row, else the kept row) of the rows (id, id, NULL, NULL) and pairs (id_a < id_b, distance, similarity) that query returns; not for calling directly';
+
+
 -- The clusters of simhash_clusters() and simhash_dedup() with a linkage and
 -- an order of the rows (doc/clusters.md):
 --   'single'  connected components of the (verified) pairs; a component's
@@ -734,6 +754,9 @@ DECLARE
 	err_message pg_catalog.text;
 	err_detail pg_catalog.text;
 	err_hint pg_catalog.text;
+	-- a query of a Citus distributed table with a rank, or a lineage 'center':
+	-- the pairs found on the workers by their ids, numbered on the coordinator
+	on_workers boolean := false;
 BEGIN
 	-- a NULL argument (but the key, which only gives the type): no rows, as a strict function
 	IF query IS NULL OR max_distance IS NULL OR ordered IS NULL OR (verified AND (shingle IS NULL OR units IS NULL)) OR
@@ -855,8 +878,35 @@ BEGIN
 			engine := query;
 		END IF;
 
+		-- on the workers: the pairs of the engines' columns (verified, or all
+		-- of them at simhash.pairs_recall = 1, as the engines on the numbered
+		-- rows find them) by their ids, then every row with a fingerprint
+		-- numbered in (rank,) id order and the pairs as numbers, for simhash_link
+		on_workers := what OPERATOR(pg_catalog.<>) 'pairs' AND key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype
+			AND id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[])
+			AND (ranked OR (what OPERATOR(pg_catalog.=) 'lineage' AND linkage OPERATOR(pg_catalog.=) 'center'))
+			AND NOT (what OPERATOR(pg_catalog.=) 'lineage' AND linkage OPERATOR(pg_catalog.=) 'single')
+			AND (verified OR pg_catalog.current_setting('simhash.pairs_recall')::pg_catalog.float8 OPERATOR(pg_catalog.>=) 1)
+			AND @extschema@.simhash_query_on_workers(sub);
+		IF on_workers THEN
+			EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_keyed_pairs AS SELECT p.id_a, p.id_b, p.distance, %s AS similarity FROM @extschema@.simhash_pairs%s AS p',
+				CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END, args)
+				USING pg_catalog.format('SELECT s.id, %s FROM (%s) AS s(%s)', data, sub, cols), max_distance, min_similarity, shingle, units;
+			EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_keyed_map AS SELECT %s AS n, x.id::pg_catalog.int8 AS id '
+									  'FROM (SELECT s.id%s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL%s OFFSET 0) AS x',
+				CASE WHEN ranked THEN 'pg_catalog.row_number() OVER (ORDER BY x.rank, x.id)' ELSE 'x.id::pg_catalog.int8' END,
+				CASE WHEN ranked THEN ', s.rank' ELSE '' END, sub, cols, CASE WHEN wide THEN ' AND s.fp1 IS NOT NULL' ELSE '' END);
+			engine := 'SELECT m.n, m.n, NULL::pg_catalog.int4, NULL::pg_catalog.float8 FROM pg_temp.simhash_keyed_map AS m UNION ALL '
+				'SELECT LEAST(a.n, b.n), GREATEST(a.n, b.n), p.distance, p.similarity FROM pg_temp.simhash_keyed_pairs AS p '
+				'JOIN pg_temp.simhash_keyed_map AS a ON a.id OPERATOR(pg_catalog.=) p.id_a JOIN pg_temp.simhash_keyed_map AS b ON b.id OPERATOR(pg_catalog.=) p.id_b';
+			map := 'SELECT m.n, m.id FROM pg_temp.simhash_keyed_map AS m';
+		END IF;
+
 		-- e: the engine's rows; n: the same with the ids of the query
-		IF what OPERATOR(pg_catalog.=) 'pairs' THEN
+		IF on_workers THEN
+			result := pg_catalog.format('SELECT l.id, %s AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_link($1, %L) AS l',
+				CASE WHEN linkage OPERATOR(pg_catalog.=) 'center' THEN 'COALESCE(l.kept, l.id)' ELSE 'l.kept' END, linkage);
+		ELSIF what OPERATOR(pg_catalog.=) 'pairs' THEN
 			result := 'SELECT p.id_a AS id, p.id_b AS kept, p.distance, '
 				OPERATOR(pg_catalog.||) CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END
 				OPERATOR(pg_catalog.||) ' AS similarity FROM @extschema@.simhash_pairs' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS p';
@@ -884,6 +934,20 @@ BEGIN
 				OPERATOR(pg_catalog.||) ', NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
 				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
 				USING engine, max_distance, min_similarity, shingle, units;
+			IF on_workers THEN
+				DROP TABLE pg_temp.simhash_keyed_pairs, pg_temp.simhash_keyed_map;
+			END IF;
+			RETURN;
+		END IF;
+		-- the lineage 'center' on the workers: each row's pair with its kept row
+		IF on_workers THEN
+			RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||)
+				' SELECT n.id, n.kept, CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN p.distance ELSE 0 END, '
+				'        CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN p.similarity END, pg_catalog.count(*) OVER (PARTITION BY n.kept_n) '
+				'FROM n LEFT JOIN pg_temp.simhash_keyed_pairs AS p ON p.id_a OPERATOR(pg_catalog.=) LEAST(n.id, n.kept) AND p.id_b OPERATOR(pg_catalog.=) GREATEST(n.id, n.kept)'
+				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
+				USING engine, max_distance, min_similarity, shingle, units;
+			DROP TABLE pg_temp.simhash_keyed_pairs, pg_temp.simhash_keyed_map;
 			RETURN;
 		END IF;
 		-- the lineage: each row's distance and similarity to its kept row, joined by the engine's ids
@@ -1618,11 +1682,11 @@ COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
 -- function checked: an id of id_type, a fingerprint of words 64-bit words
 -- (simhash, simhash128, or two simhash128 columns), and with a min_similarity
 -- a body of body_type (text or bigint[]).
---   1. the query's rows go into scratch_rows, distributed by id, colocated
---      with the first of tables that is distributed by hash on a column of
---      the id's type (an INSERT ... SELECT that Citus pushes down or
---      repartitions, worker to worker), and every row's (id, fingerprint) to
---      every worker (simhash_dist_copies)
+--   1. the query's ids and fingerprints go into scratch_rows, distributed by
+--      id, colocated with the first of tables that is distributed by hash on
+--      a column of the id's type (an INSERT ... SELECT that Citus pushes down
+--      or repartitions, worker to worker), and every row's (id, fingerprint)
+--      to every worker (simhash_dist_copies)
 --   2. each worker runs one share of simhash_pairs_share() at the session's
 --      simhash.pairs_recall over all of them (simhash_dist_candidates); with
 --      rows 'collapse' (simhash_clusters and simhash_dedup unverified, which
@@ -1630,7 +1694,9 @@ COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
 --      distinct fingerprint, its smallest id, so that the bands are planned
 --      for the same rows as on one server
 --   3. verified: the candidates both ways to the shards of their rows, and
---      simhash_dist_verify
+--      simhash_dist_verify over the query read once more, as on one server,
+--      for the bodies of the rows in candidate pairs (the shard of each such
+--      row builds its shingle set)
 CREATE FUNCTION simhash_query_distributed(query text, tables oid[], id_type regtype, words integer, max_distance integer,
 										  min_similarity float8, shingle integer, units text, body_type regtype, rows text)
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
@@ -1647,8 +1713,13 @@ DECLARE
 	copies pg_catalog.int4[];
 	pairs_query pg_catalog.text;
 	verified_query pg_catalog.text;
+	rows_of pg_catalog.text := @extschema@.simhash_subquery(query);
 	null_id boolean := false;
 	repeated pg_catalog.int8;
+	ids pg_catalog.int8[];
+	reps pg_catalog.int8[];
+	n pg_catalog.int8;
+	phase pg_catalog.timestamptz := pg_catalog.clock_timestamp();
 BEGIN
 	SELECT u.t::pg_catalog.regclass::pg_catalog.text INTO colocate
 	  FROM pg_catalog.unnest(tables) WITH ORDINALITY AS u(t, o)
@@ -1658,14 +1729,13 @@ BEGIN
 	 WHERE p.partmethod OPERATOR(pg_catalog.=) 'h' AND a.atttypid OPERATOR(pg_catalog.=) id_type
 	 ORDER BY u.o LIMIT 1;
 	-- 1. the rows, then (id, fingerprint) on every worker
-	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_rows (id %s, fp0 %s%s%s)', scratch, id_type, fp_type,
-		CASE WHEN wide THEN ', fp1 @extschema@.simhash128' ELSE '' END,
-		CASE WHEN min_similarity IS NOT NULL THEN ', b ' OPERATOR(pg_catalog.||) body_type::pg_catalog.text ELSE '' END);
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_rows (id %s, fp0 %s%s)', scratch, id_type, fp_type,
+		CASE WHEN wide THEN ', fp1 @extschema@.simhash128' ELSE '' END);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_rows', 'id', colocate_with => COALESCE(colocate, 'none'));
 	BEGIN
-		EXECUTE pg_catalog.format('INSERT INTO %1$s_rows SELECT * FROM (%2$s) AS q(id, %3$s%4$s) WHERE q.id IS NULL OR (q.fp0 IS NOT NULL%5$s)',
-			scratch, @extschema@.simhash_subquery(query), fps, CASE WHEN min_similarity IS NOT NULL THEN ', b' ELSE '' END,
-			CASE WHEN wide THEN ' AND q.fp1 IS NOT NULL' ELSE '' END);
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_rows SELECT %2$s FROM (%3$s) AS q(id, %4$s%5$s) WHERE q.id IS NULL OR (q.fp0 IS NOT NULL%6$s)',
+			scratch, pg_catalog.replace('q.id, ' OPERATOR(pg_catalog.||) fps, ', ', ', q.'), rows_of, fps,
+			CASE WHEN min_similarity IS NOT NULL THEN ', b' ELSE '' END, CASE WHEN wide THEN ' AND q.fp1 IS NOT NULL' ELSE '' END);
 	EXCEPTION WHEN null_value_not_allowed THEN
 		null_id := true;
 	END;
@@ -1688,6 +1758,10 @@ BEGIN
 	copies := @extschema@.simhash_dist_copies(scratch, pg_catalog.format(CASE WHEN wide THEN 'fp0 %1$s, fp1 %1$s' ELSE 'fp0 %1$s' END, fp_type));
 	EXECUTE pg_catalog.format('INSERT INTO %1$s_fps SELECT c.c, r.id, %2$s FROM %1$s_rows AS r CROSS JOIN pg_catalog.unnest(%3$L::pg_catalog.int4[]) AS c(c)',
 		scratch, pg_catalog.replace('r.' OPERATOR(pg_catalog.||) fps, ', ', ', r.'), copies);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RAISE DEBUG 'simhash_query_distributed: % rows with a fingerprint, % copies, in % s', n OPERATOR(pg_catalog./) pg_catalog.cardinality(copies),
+		pg_catalog.cardinality(copies), pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+	phase := pg_catalog.clock_timestamp();
 
 	-- 2. the candidates; the rows first, in id order, from one copy
 	pairs_query := @extschema@.simhash_dist_candidates(scratch, copies,
@@ -1695,10 +1769,16 @@ BEGIN
 			 ELSE pg_catalog.format('SELECT id, %s FROM %%s WHERE c = %%s', fps) END,
 		max_distance, pg_catalog.current_setting('simhash.pairs_recall')::pg_catalog.float8);
 	IF rows OPERATOR(pg_catalog.<>) 'pairs' THEN
-		RETURN QUERY EXECUTE pg_catalog.format('SELECT f.id, %s, NULL::pg_catalog.int4, NULL::pg_catalog.float8 FROM %s_fps AS f WHERE f.c OPERATOR(pg_catalog.=) %s ORDER BY f.id',
+		-- (as arrays of up to 65,536 ids from one worker: 8 bytes an id, 16 with its representative)
+		FOR ids, reps IN EXECUTE pg_catalog.format(
+			'SELECT pg_catalog.array_agg(f.id ORDER BY f.id), pg_catalog.array_agg(f.r ORDER BY f.id) '
+			'FROM (SELECT f.id, %s AS r FROM %s_fps AS f WHERE f.c OPERATOR(pg_catalog.=) %s) AS f GROUP BY f.id OPERATOR(pg_catalog.>>) 16 ORDER BY 1',
 			CASE WHEN rows OPERATOR(pg_catalog.=) 'collapse' THEN pg_catalog.format('pg_catalog.min(f.id) OVER (PARTITION BY %s)', pg_catalog.replace('f.' OPERATOR(pg_catalog.||) fps, ', ', ', f.'))
-				 ELSE 'f.id' END,
-			scratch, copies[1]);
+				 ELSE 'NULL::pg_catalog.int8' END,
+			scratch, copies[1])
+		LOOP
+			RETURN QUERY SELECT u.id, COALESCE(u.r, u.id), NULL::pg_catalog.int4, NULL::pg_catalog.float8 FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(reps)) AS u(id, r);
+		END LOOP;
 	END IF;
 	IF min_similarity IS NULL THEN
 		RETURN QUERY EXECUTE pg_catalog.format('SELECT p.a, p.b, p.d, NULL::pg_catalog.float8 FROM (%s) AS p', pairs_query);
@@ -1708,12 +1788,19 @@ BEGIN
 		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => scratch OPERATOR(pg_catalog.||) '_rows');
 		EXECUTE pg_catalog.format('INSERT INTO %1$s_cand SELECT u.x, u.y, p.d FROM (%2$s) AS p CROSS JOIN LATERAL (VALUES (p.a, p.b), (p.b, p.a)) AS u(x, y)',
 			scratch, pairs_query);
+		GET DIAGNOSTICS n = ROW_COUNT;
+		RAISE DEBUG 'simhash_query_distributed: % candidates within % bits in % s', n OPERATOR(pg_catalog./) 2, max_distance,
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+		phase := pg_catalog.clock_timestamp();
 		verified_query := @extschema@.simhash_dist_verify(scratch,
-			pg_catalog.format('SELECT r.id AS k, r.b, NULL::pg_catalog.int4 AS r FROM %s_rows AS r WHERE r.b IS NOT NULL', scratch),
+			pg_catalog.format('SELECT q.id::%s AS k, q.b, NULL::pg_catalog.int4 AS r FROM (%s) AS q(id, %s, b) WHERE q.b IS NOT NULL', id_type, rows_of, fps),
 			CASE WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype THEN 't.b'
 				 ELSE pg_catalog.format('@extschema@.shingle_set(t.b::pg_catalog.text, %s, %L)', shingle, units) END,
 			'{OPERATOR(pg_catalog.<),OPERATOR(pg_catalog.=),OPERATOR(pg_catalog.>)}', min_similarity);
 		RETURN QUERY EXECUTE pg_catalog.format('SELECT v.ka::pg_catalog.int8, v.kb::pg_catalog.int8, v.d, v.similarity FROM (%s) AS v', verified_query);
+		GET DIAGNOSTICS n = ROW_COUNT;
+		RAISE DEBUG 'simhash_query_distributed: % verified pairs at similarity % in % s', n, min_similarity,
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 		EXECUTE pg_catalog.format('DROP TABLE %1$s_cand, %1$s_sets, %1$s_sent', scratch);
 	END IF;
 	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_rows', scratch);

@@ -302,7 +302,9 @@ extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
 extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);
 
 /* pairs_citus.c */
-extern bool pairs_citus_tables(PairsState *st, SPIPlanPtr plan);
+extern Datum pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt);
+extern void pairs_read_linked(PairsState *st, SPIPlanPtr plan, ParamListInfo params, VerifyState *vs,
+							  PairsCallback emit, VerifyPairFn vemit, void *arg);
 extern void pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const char *rows,
 							PairsCallback emit, VerifyPairFn vemit, void *arg);
 

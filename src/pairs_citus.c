@@ -59,11 +59,11 @@ pairs_citus_relations(Node *node, List **relids)
  * workers: it reads a table that Citus distributes, this node is Citus's
  * coordinator, the transaction may write (the intermediate results are
  * tables) and the caller may create tables in the schema of the first such
- * table.  If so, st->citus_tables is those tables, in the order of the
- * query's range tables.
+ * table.  If so, returns those tables, in the order of the query's range
+ * tables, as an oid[] in cxt; else 0.
  */
-bool
-pairs_citus_tables(PairsState *st, SPIPlanPtr plan)
+Datum
+pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt)
 {
 	List	   *relids = NIL;
 	ListCell   *lc;
@@ -74,9 +74,10 @@ pairs_citus_tables(PairsState *st, SPIPlanPtr plan)
 	bool		isnull;
 	int			i = 0;
 	MemoryContext old;
+	Datum		tables;
 
 	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)) || XactReadOnly)
-		return false;
+		return (Datum) 0;
 	foreach(lc, SPI_plan_get_plan_sources(plan))
 	{
 		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
@@ -86,7 +87,7 @@ pairs_citus_tables(PairsState *st, SPIPlanPtr plan)
 			(void) pairs_citus_relations(lfirst(lq), &relids);
 	}
 	if (relids == NIL)
-		return false;
+		return (Datum) 0;
 	oids = palloc(list_length(relids) * sizeof(Datum));
 	foreach(lc, relids)
 		oids[i++] = ObjectIdGetDatum(lfirst_oid(lc));
@@ -101,12 +102,33 @@ pairs_citus_tables(PairsState *st, SPIPlanPtr plan)
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the Citus tables of the query");
 	if (SPI_processed == 0)
-		return false;
+		return (Datum) 0;
 	array = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	old = MemoryContextSwitchTo(st->cxt);
-	st->citus_tables = PointerGetDatum(DatumGetArrayTypePCopy(PointerGetDatum(array)));
+	old = MemoryContextSwitchTo(cxt);
+	tables = PointerGetDatum(DatumGetArrayTypePCopy(PointerGetDatum(array)));
 	MemoryContextSwitchTo(old);
-	return true;
+	return tables;
+}
+
+/*
+ * simhash_query_on_workers(query): whether the whole-table functions run
+ * the query on the Citus workers (pairs_citus_tables)
+ */
+PG_FUNCTION_INFO_V1(simhash_query_on_workers);
+Datum
+simhash_query_on_workers(PG_FUNCTION_ARGS)
+{
+	SPIPlanPtr	plan;
+	bool		on_workers;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(text_to_cstring(PG_GETARG_TEXT_PP(0)), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	on_workers = pairs_citus_tables(plan, CurrentMemoryContext) != (Datum) 0;
+	SPI_finish();
+	PG_RETURN_BOOL(on_workers);
 }
 
 /* ---- the pipeline on the workers ---- */
@@ -191,6 +213,49 @@ pairs_citus_nothing(DestReceiver *self)
 }
 
 /*
+ * Runs the prepared plan (with params, or NULL) of a query that returns
+ * (id_a, id_b, distance, similarity) as simhash_query_distributed() does:
+ * every pair to emit (or, with vs, vemit) with arg, every row into st's rows
+ * or links, for pairs_for_each_row()
+ */
+void
+pairs_read_linked(PairsState *st, SPIPlanPtr plan, ParamListInfo params, VerifyState *vs,
+				  PairsCallback emit, VerifyPairFn vemit, void *arg)
+{
+	SPIExecuteOptions options;
+	CitusReceiver receiver;
+	int			rc;
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = pairs_citus_receive;
+	receiver.pub.rStartup = pairs_citus_startup;
+	receiver.pub.rShutdown = pairs_citus_nothing;
+	receiver.pub.rDestroy = pairs_citus_nothing;
+	receiver.pub.mydest = DestNone;
+	receiver.st = st;
+	receiver.vs = vs;
+	receiver.emit = emit;
+	receiver.vemit = vemit;
+	receiver.arg = arg;
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.dest = &receiver.pub;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+
+	/* the rows as pairs_for_each_row() reads them: in memory, or the file */
+	st->ninput = st->ntotal + st->nlinks;
+	if (st->file != NULL)
+	{
+		BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
+		st->nrows = 0;
+		st->scratch = st->rows;
+		st->scratch_len = st->rows_len;
+	}
+}
+
+/*
  * Runs simhash_query_distributed() for the call of fcinfo (its query, max
  * distance and, verified, min_similarity, shingle and units), rows 'pairs',
  * 'rows' or 'collapse': every pair to emit (or, verified, vemit) with arg;
@@ -209,10 +274,7 @@ pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const 
 	bool		nulls[10] = {false};
 	ParamListInfo params = makeParamList(10);
 	SPIPlanPtr	plan;
-	SPIExecuteOptions options;
-	CitusReceiver receiver;
 	int			i;
-	int			rc;
 
 	values[0] = PG_GETARG_DATUM(0);
 	values[1] = st->citus_tables;
@@ -244,32 +306,6 @@ pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const 
 								quote_identifier(nsp)), 10, argtypes);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	memset(&receiver, 0, sizeof(receiver));
-	receiver.pub.receiveSlot = pairs_citus_receive;
-	receiver.pub.rStartup = pairs_citus_startup;
-	receiver.pub.rShutdown = pairs_citus_nothing;
-	receiver.pub.rDestroy = pairs_citus_nothing;
-	receiver.pub.mydest = DestNone;
-	receiver.st = st;
-	receiver.vs = vs;
-	receiver.emit = emit;
-	receiver.vemit = vemit;
-	receiver.arg = arg;
-	memset(&options, 0, sizeof(options));
-	options.params = params;
-	options.dest = &receiver.pub;
-	rc = SPI_execute_plan_extended(plan, &options);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	pairs_read_linked(st, plan, params, vs, emit, vemit, arg);
 	SPI_finish();
-
-	/* the rows as pairs_for_each_row() reads them: in memory, or the file */
-	st->ninput = st->ntotal + st->nlinks;
-	if (st->file != NULL)
-	{
-		BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
-		st->nrows = 0;
-		st->scratch = st->rows;
-		st->scratch_len = st->rows_len;
-	}
 }

@@ -249,7 +249,7 @@ pairs_read_query(PairsState *st, const char *query)
 	st->rows_len = 1024;
 	st->rows = pairs_resize(st, NULL, st->rows_len);
 	/* a query of a Citus distributed table: run later, on the workers */
-	if (st->may_distribute && pairs_citus_tables(st, plan))
+	if (st->may_distribute && (st->citus_tables = pairs_citus_tables(plan, st->cxt)) != (Datum) 0)
 	{
 		SPI_finish();
 		return;

@@ -292,6 +292,15 @@ cluster_union_verified(int64 id_a, int64 id_b, int distance, double similarity, 
 	cluster_union(id_a, id_b, distance, arg);
 }
 
+/* the union-find of a call */
+static void
+clusters_begin(ClustersState *cs, PairsState *st, FunctionCallInfo fcinfo)
+{
+	cs->st = st;
+	cs->nodes = pairs_id_map(st, "simhash_clusters nodes", sizeof(ClusterNode));
+	cs->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+}
+
 static Datum
 clusters_function(FunctionCallInfo fcinfo, bool verified)
 {
@@ -300,9 +309,7 @@ clusters_function(FunctionCallInfo fcinfo, bool verified)
 	ClustersState cs;
 
 	pairs_begin(&st, fcinfo, "simhash_clusters", !verified, verified, true);
-	cs.st = &st;
-	cs.nodes = pairs_id_map(&st, "simhash_clusters nodes", sizeof(ClusterNode));
-	cs.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	clusters_begin(&cs, &st, fcinfo);
 	pairs_run(&st, vs, fcinfo, true, cluster_union, cluster_union_verified, &cs);
 	pairs_for_each_row(&st, cluster_put_row, &cs);
 	pairs_end(&st);
@@ -411,37 +418,49 @@ dedup_put_pair_verified(int64 id_a, int64 id_b, int distance, double similarity,
 	dedup_put_pair(id_a, id_b, distance, arg);
 }
 
+/* the sort of the pairs by (id_b, id_a) and the dropped ids of a call */
+static void
+dedup_begin(DedupState *ds, PairsState *st, FunctionCallInfo fcinfo)
+{
+	TupleDesc	desc;
+	AttrNumber	columns[2] = {1, 2};
+	Oid			operators[2] = {Int8LessOperator, Int8LessOperator};
+	Oid			collations[2] = {InvalidOid, InvalidOid};
+	bool		nulls_first[2] = {false, false};
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+	desc = CreateTemplateTupleDesc(2);
+	TupleDescInitEntry(desc, 1, "id_b", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, 2, "id_a", INT8OID, -1, 0);
+	ds->slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	ds->sort = tuplesort_begin_heap(desc, 2, columns, operators, collations, nulls_first,
+									work_mem, NULL, TUPLESORT_NONE);
+	MemoryContextSwitchTo(old);
+	ds->st = st;
+	ds->dropped = pairs_id_map(st, "simhash_dedup dropped ids", sizeof(DedupEntry));
+	ds->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+}
+
+/* the kept rows decided, every row to the result */
+static void
+dedup_end(DedupState *ds)
+{
+	dedup_decide(ds);
+	pairs_for_each_row(ds->st, dedup_put_row, ds);
+	ExecDropSingleTupleTableSlot(ds->slot);
+}
+
 static Datum
 dedup_function(FunctionCallInfo fcinfo, bool verified)
 {
 	VerifyState *vs = pairs_verification(fcinfo, verified);
 	PairsState	st;
 	DedupState	ds;
-	TupleDesc	desc;
-	AttrNumber	columns[2] = {1, 2};
-	Oid			operators[2] = {Int8LessOperator, Int8LessOperator};
-	Oid			collations[2] = {InvalidOid, InvalidOid};
-	bool		nulls_first[2] = {false, false};
-	MemoryContext old;
 
 	pairs_begin(&st, fcinfo, "simhash_dedup", !verified, verified, true);
-
-	old = MemoryContextSwitchTo(st.cxt);
-	desc = CreateTemplateTupleDesc(2);
-	TupleDescInitEntry(desc, 1, "id_b", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, 2, "id_a", INT8OID, -1, 0);
-	ds.slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	ds.sort = tuplesort_begin_heap(desc, 2, columns, operators, collations, nulls_first,
-								   work_mem, NULL, TUPLESORT_NONE);
-	MemoryContextSwitchTo(old);
-	ds.st = &st;
-	ds.dropped = pairs_id_map(&st, "simhash_dedup dropped ids", sizeof(DedupEntry));
-	ds.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-
+	dedup_begin(&ds, &st, fcinfo);
 	pairs_run(&st, vs, fcinfo, true, dedup_put_pair, dedup_put_pair_verified, &ds);
-	dedup_decide(&ds);
-	pairs_for_each_row(&st, dedup_put_row, &ds);
-	ExecDropSingleTupleTableSlot(ds.slot);
+	dedup_end(&ds);
 	pairs_end(&st);
 	return (Datum) 0;
 }
@@ -458,6 +477,73 @@ Datum
 simhash_dedup_verified(PG_FUNCTION_ARGS)
 {
 	return dedup_function(fcinfo, true);
+}
+
+/*
+ * ---- simhash_link: the linkage of given rows and pairs ----
+ *
+ * simhash_link(query, linkage): the query returns every row as (id, id,
+ * NULL, NULL) and every pair as (id_a < id_b, distance, similarity), as
+ * simhash_query_distributed() does; the result is simhash_clusters()'s
+ * (linkage 'single') or simhash_dedup()'s ('center') over them.  The forms
+ * with a rank run it on a Citus distributed table: the pairs found on the
+ * workers by their ids, numbered on the coordinator in (rank, id) order.
+ */
+PG_FUNCTION_INFO_V1(simhash_link);
+Datum
+simhash_link(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *linkage = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	bool		center = strcmp(linkage, "center") == 0;
+	PairsState	st;
+	ClustersState cs;
+	DedupState	ds;
+	SPIPlanPtr	plan;
+	TupleDesc	desc;
+
+	if (!center && strcmp(linkage, "single") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized linkage: \"%s\"", linkage),
+				 errhint("The linkage is 'single' or 'center'.")));
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&st, 0, sizeof(PairsState));
+	st.fname = "simhash_link";
+	st.fn_oid = fcinfo->flinfo->fn_oid;
+	st.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash link", ALLOCSET_DEFAULT_SIZES);
+	st.budget = (Size) work_mem * 1024;
+	st.words = 1;
+	st.width = SIMHASH_BITS;
+	st.row_size = sizeof(PairsRow);
+	st.rows_len = 1024;
+	st.rows = pairs_resize(&st, NULL, st.rows_len);
+	st.next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
+	if (center)
+		dedup_begin(&ds, &st, fcinfo);
+	else
+		clusters_begin(&cs, &st, fcinfo);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = verify_prepare_query(query, "query must return four columns: id_a bigint, id_b bigint, distance integer, similarity float8",
+								NULL, &desc, NULL);
+	if (desc->natts != 4 || TupleDescAttr(desc, 0)->atttypid != INT8OID || TupleDescAttr(desc, 1)->atttypid != INT8OID ||
+		TupleDescAttr(desc, 2)->atttypid != INT4OID || TupleDescAttr(desc, 3)->atttypid != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query must return four columns: id_a bigint, id_b bigint, distance integer, similarity float8")));
+	if (center)
+		pairs_read_linked(&st, plan, NULL, NULL, dedup_put_pair, NULL, &ds);
+	else
+		pairs_read_linked(&st, plan, NULL, NULL, cluster_union, NULL, &cs);
+	SPI_finish();
+	if (center)
+		dedup_end(&ds);
+	else
+		pairs_for_each_row(&st, cluster_put_row, &cs);
+	pairs_end(&st);
+	return (Datum) 0;
 }
 
 /*

@@ -468,6 +468,14 @@ got+=", $(count 'issuing COPY') copies from the coordinator, $(grep -E '^kept' <
 want="32 pushed-down inserts of the rows, 0 shard queries that read a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
 want+=", $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
 if [ "$got" = "$want" ]; then pass "verified simhash_dedup on a query of the distributed table runs on the workers ($got)"; else fail "verified simhash_dedup on the workers" "got '$got', expected '$want'"; fi
+# with a rank, and the lineage: the pairs found on the workers by their ids,
+# the ids and ranks read once more (no body), numbered on the coordinator
+out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
+	-c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk', 49, 0.8, 'center', 3, 'auto')" 2>&1 || true)
+got="$(grep 'issuing SELECT' <<<"$out" | grep -c 'body AS\|, body\|(body)' || true) shard queries that return a body"
+got+=", $(count 'issuing SELECT id, created AS rank FROM public.mk_[0-9]* mk') of the ids and ranks, $(grep -E '^rows' <<<"$out")"
+want="0 shard queries that return a body, 32 of the ids and ranks, $(q -c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk_loc', 49, 0.8, 'center', 3, 'auto')")"
+if [ "$got" = "$want" ]; then pass "verified simhash_lineage with a rank on the workers ($got)"; else fail "verified simhash_lineage with a rank on the workers" "got '$got', expected '$want'"; fi
 # the checks of one server: a NULL id, a repeated id; a read-only
 # transaction runs the query on the coordinator, with the same answer
 expect "query-text form on the workers: a NULL id is an error (22004)" \
