@@ -301,33 +301,11 @@ clusters_begin(ClustersState *cs, PairsState *st, FunctionCallInfo fcinfo)
 	cs->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 }
 
-static Datum
-clusters_function(FunctionCallInfo fcinfo, bool verified)
+/* every row to the result, with the smallest id of its cluster */
+static void
+clusters_end(ClustersState *cs)
 {
-	VerifyState *vs = pairs_verification(fcinfo, verified);
-	PairsState	st;
-	ClustersState cs;
-
-	pairs_begin(&st, fcinfo, "simhash_clusters", !verified, verified, true);
-	clusters_begin(&cs, &st, fcinfo);
-	pairs_run(&st, vs, fcinfo, true, cluster_union, cluster_union_verified, &cs);
-	pairs_for_each_row(&st, cluster_put_row, &cs);
-	pairs_end(&st);
-	return (Datum) 0;
-}
-
-PG_FUNCTION_INFO_V1(simhash_clusters);
-Datum
-simhash_clusters(PG_FUNCTION_ARGS)
-{
-	return clusters_function(fcinfo, false);
-}
-
-PG_FUNCTION_INFO_V1(simhash_clusters_verified);
-Datum
-simhash_clusters_verified(PG_FUNCTION_ARGS)
-{
-	return clusters_function(fcinfo, true);
+	pairs_for_each_row(cs->st, cluster_put_row, cs);
 }
 
 /*
@@ -450,33 +428,58 @@ dedup_end(DedupState *ds)
 	ExecDropSingleTupleTableSlot(ds->slot);
 }
 
+/* simhash_clusters() (center false) or simhash_dedup(), verified or not */
 static Datum
-dedup_function(FunctionCallInfo fcinfo, bool verified)
+linkage_function(FunctionCallInfo fcinfo, bool verified, bool center)
 {
 	VerifyState *vs = pairs_verification(fcinfo, verified);
 	PairsState	st;
+	ClustersState cs;
 	DedupState	ds;
 
-	pairs_begin(&st, fcinfo, "simhash_dedup", !verified, verified, true);
-	dedup_begin(&ds, &st, fcinfo);
-	pairs_run(&st, vs, fcinfo, true, dedup_put_pair, dedup_put_pair_verified, &ds);
-	dedup_end(&ds);
+	pairs_begin(&st, fcinfo, center ? "simhash_dedup" : "simhash_clusters", !verified, verified, true);
+	if (center)
+	{
+		dedup_begin(&ds, &st, fcinfo);
+		pairs_run(&st, vs, fcinfo, true, dedup_put_pair, dedup_put_pair_verified, &ds);
+		dedup_end(&ds);
+	}
+	else
+	{
+		clusters_begin(&cs, &st, fcinfo);
+		pairs_run(&st, vs, fcinfo, true, cluster_union, cluster_union_verified, &cs);
+		clusters_end(&cs);
+	}
 	pairs_end(&st);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(simhash_clusters);
+Datum
+simhash_clusters(PG_FUNCTION_ARGS)
+{
+	return linkage_function(fcinfo, false, false);
+}
+
+PG_FUNCTION_INFO_V1(simhash_clusters_verified);
+Datum
+simhash_clusters_verified(PG_FUNCTION_ARGS)
+{
+	return linkage_function(fcinfo, true, false);
 }
 
 PG_FUNCTION_INFO_V1(simhash_dedup);
 Datum
 simhash_dedup(PG_FUNCTION_ARGS)
 {
-	return dedup_function(fcinfo, false);
+	return linkage_function(fcinfo, false, true);
 }
 
 PG_FUNCTION_INFO_V1(simhash_dedup_verified);
 Datum
 simhash_dedup_verified(PG_FUNCTION_ARGS)
 {
-	return dedup_function(fcinfo, true);
+	return linkage_function(fcinfo, true, true);
 }
 
 /*
@@ -541,7 +544,7 @@ simhash_link(PG_FUNCTION_ARGS)
 	if (center)
 		dedup_end(&ds);
 	else
-		pairs_for_each_row(&st, cluster_put_row, &cs);
+		clusters_end(&cs);
 	pairs_end(&st);
 	return (Datum) 0;
 }

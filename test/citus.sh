@@ -453,19 +453,21 @@ agree "query-text simhash_dedup, 64 bits, simhash.pairs_recall = 0.9" \
 form "query-text simhash_lineage, verified" "SELECT * FROM simhash_lineage('V256', 49, 0.8, 'center', 3, 'auto')"
 form "query-text simhash_lineage, 'single', a rank" "SELECT * FROM simhash_lineage('SELECT id, $fp256, created FROM TBL', 49, 'single')"
 form "query-text simhash_dedup_keyed, verified, a rank" "SELECT * FROM simhash_dedup_keyed(NULL::bigint, 'R256', 49, 0.8)"
-# the verified dedup on the workers: the query's rows (fingerprints, bodies)
-# go from shard to shard (INSERT ... SELECT), no shard query returns them to
-# the coordinator, which receives each row's id once and the verified pairs
+# the verified dedup on the workers: the query's ids and fingerprints go
+# from shard to shard (INSERT ... SELECT), the shards read the bodies of the
+# rows in candidate pairs, no shard query returns a body to the coordinator,
+# which receives each row's id once and the verified pairs
 out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
 	-c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL" 2>&1 || true)
 # count PATTERN: the lines of $out that match
 count() { grep -c -- "$1" <<<"$out" || true; }
-got="$(count 'issuing INSERT INTO public.simhash_query_[0-9]*_rows_[0-9]* .*SELECT q.id, q.fp0, q.fp1, q.b FROM (SELECT mk.id, public.shingle_simhash128') pushed-down inserts of the rows"
+got="$(count 'issuing INSERT INTO public.simhash_query_[0-9]*_rows_[0-9]* .*SELECT q.id, q.fp0, q.fp1 FROM (SELECT mk.id, public.shingle_simhash128') pushed-down inserts of the rows"
+got+=", $(count 'issuing INSERT INTO public.simhash_query_[0-9]*_sets_[0-9]* .*FROM (SELECT mk.id') of the candidates' sets"
 got+=", $(grep 'issuing SELECT' <<<"$out" | grep -c 'body' || true) shard queries that read a body"
-got+=", $(count 'issuing SELECT id, id, NULL::integer') of the ids"
+got+=", $(count 'issuing SELECT array_agg(id ORDER BY id)') of the ids"
 got+=", $(count 'issuing SELECT c.ka, c.kb, c.d, public.shingle_similarity') of the verified pairs"
 got+=", $(count 'issuing COPY') copies from the coordinator, $(grep -E '^kept' <<<"$out")"
-want="32 pushed-down inserts of the rows, 0 shard queries that read a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
+want="32 pushed-down inserts of the rows, 32 of the candidates' sets, 0 shard queries that read a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
 want+=", $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
 if [ "$got" = "$want" ]; then pass "verified simhash_dedup on a query of the distributed table runs on the workers ($got)"; else fail "verified simhash_dedup on the workers" "got '$got', expected '$want'"; fi
 # with a rank, and the lineage: the pairs found on the workers by their ids,
@@ -487,14 +489,20 @@ expect "query-text form on the workers: a repeated id is an error (21000)" \
 agree "query-text form in a read-only transaction: on the coordinator, the same kept rows" \
 	"$(q -c "BEGIN READ ONLY" -c "SELECT md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto') d" -c "COMMIT")" \
 	"$(q -c "SELECT md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') d")"
-out=$(q -c "SET statement_timeout = '300ms'" -c "SELECT count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto')" 2>&1 || true)
-if grep -q "canceling statement due to statement timeout" <<<"$out"; then
-	pass "a cancel on the coordinator stops a query-text form"
-else
-	fail "a cancel on the coordinator stops a query-text form" "$(head -c 200 <<<"$out")"
-fi
-expect "no scratch table of the query-text forms left on any node" \
-	"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_query_%'\$\$)" "0"
+# cancelled NAME TIMEOUT CALL PATTERN: CALL under statement_timeout =
+# TIMEOUT is cancelled, and leaves no table named LIKE PATTERN on any node
+cancelled() {
+	local out
+	out=$(q -c "SET statement_timeout = '$2'" -c "$3" 2>&1 || true)
+	if grep -q "canceling statement due to statement timeout" <<<"$out"; then
+		pass "a cancel on the coordinator stops $1"
+	else
+		fail "a cancel on the coordinator stops $1" "$(head -c 200 <<<"$out")"
+	fi
+	expect "no scratch table of $1 left on any node" \
+		"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE '$4'\$\$)" "0"
+}
+cancelled "a query-text form" 300ms "SELECT count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto')" "simhash_query_%"
 expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	"CREATE TABLE mk_small AS SELECT * FROM mk_loc WHERE id % 5 = 0; ALTER TABLE mk_small ADD PRIMARY KEY (id);
 	 CREATE TABLE mk_small_d (LIKE mk_small INCLUDING ALL); SELECT create_distributed_table('mk_small_d', 'id');
@@ -507,14 +515,7 @@ expect "uuid key, an empty table, then one row: nothing marked" \
 	 CREATE TEMPORARY TABLE none_marked AS SELECT simhash_mark_duplicates('mk_none', 'body', 'dup') AS n;
 	 INSERT INTO mk_none VALUES ('00000000-0000-0000-0000-000000000001', 'one text of a few words', NULL);
 	 SELECT (SELECT n FROM none_marked) || ' ' || simhash_mark_duplicates('mk_none', 'body', 'dup')" "0 0"
-out=$(q -c "SET statement_timeout = '100ms'" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
-if grep -q "canceling statement due to statement timeout" <<<"$out"; then
-	pass "a cancel on the coordinator stops the call"
-else
-	fail "a cancel on the coordinator stops the call" "$(head -c 200 <<<"$out")"
-fi
-expect "no scratch table left on any node" \
-	"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_mark_%'\$\$)" "0"
+cancelled "simhash_mark_duplicates" 100ms "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" "simhash_mark_%"
 expect "a composite primary key: an error (0A000)" \
 	"CREATE TABLE mk_pair (id bigint, part int, body text, dup bigint, PRIMARY KEY (id, part)); SELECT create_distributed_table('mk_pair', 'id');
 	 DO \$\$ BEGIN PERFORM simhash_mark_duplicates('mk_pair', 'body', 'dup'); RAISE EXCEPTION 'not refused';
