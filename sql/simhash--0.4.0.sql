@@ -1769,10 +1769,12 @@ BEGIN
 			 ELSE pg_catalog.format('SELECT id, %s FROM %%s WHERE c = %%s', fps) END,
 		max_distance, pg_catalog.current_setting('simhash.pairs_recall')::pg_catalog.float8);
 	IF rows OPERATOR(pg_catalog.<>) 'pairs' THEN
-		-- (as arrays of up to 65,536 ids from one worker: 8 bytes an id, 16 with its representative)
+		-- (as arrays of up to 65,536 ids from one worker, and with 'collapse'
+		-- their representatives: 12 bytes an id in the binary protocol, 24)
 		FOR ids, reps IN EXECUTE pg_catalog.format(
-			'SELECT pg_catalog.array_agg(f.id ORDER BY f.id), pg_catalog.array_agg(f.r ORDER BY f.id) '
+			'SELECT pg_catalog.array_agg(f.id ORDER BY f.id), %s '
 			'FROM (SELECT f.id, %s AS r FROM %s_fps AS f WHERE f.c OPERATOR(pg_catalog.=) %s) AS f GROUP BY f.id OPERATOR(pg_catalog.>>) 16 ORDER BY 1',
+			CASE WHEN rows OPERATOR(pg_catalog.=) 'collapse' THEN 'pg_catalog.array_agg(f.r ORDER BY f.id)' ELSE 'NULL::pg_catalog.int8[]' END,
 			CASE WHEN rows OPERATOR(pg_catalog.=) 'collapse' THEN pg_catalog.format('pg_catalog.min(f.id) OVER (PARTITION BY %s)', pg_catalog.replace('f.' OPERATOR(pg_catalog.||) fps, ', ', ', f.'))
 				 ELSE 'NULL::pg_catalog.int8' END,
 			scratch, copies[1])
