@@ -1996,8 +1996,8 @@ BEGIN
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 	-- 3.-5. the shingle sets, sent and verified on the workers; the verified pairs with their ranks to the coordinator
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE 'CREATE TEMPORARY TABLE simhash_mark_pairs AS ' OPERATOR(pg_catalog.||) @extschema@.simhash_dist_verify(scratch, rows_query,
-		'@extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text)', key_ops, min_similarity);
+	EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT v.ka, v.ra, v.kb, v.rb FROM (%s) AS v',
+		@extschema@.simhash_dist_verify(scratch, rows_query, '@extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text)', key_ops, min_similarity));
 	GET DIAGNOSTICS npairs = ROW_COUNT;
 	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
 	IF mapped THEN
