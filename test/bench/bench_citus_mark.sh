@@ -26,7 +26,8 @@
 # local table, on the distributed one (on the workers), and on the
 # distributed one in a READ ONLY transaction (the query's rows pulled to the
 # coordinator, which does the rest); each prints the duplicates and an md5
-# of every (id, duplicate_of).
+# of every (id, duplicate_of).  Then simhash_pairs() of the same arguments
+# on the distributed table: the verified pairs, their number and md5.
 # CITUS_PORT as in test/citus.sh (the workers use the next two ports).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -95,17 +96,21 @@ cpu() {
 }
 hz=$(getconf CLK_TCK)
 nodes="coordinator worker1 worker2"
-# call TABLE: the timed statement, its result in a column named marked
+# call TABLE [pairs]: the timed statement, its result in a column named marked
 call() {
+	local q="'SELECT id, shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1), body FROM $1', 49, 0.8, 3, 'auto'"
 	if [ "$form" = mark ]; then
 		echo "SELECT simhash_mark_duplicates('$1', 'body', 'dup') AS marked;"
+	elif [ "${2:-}" = pairs ]; then
+		echo "SET simhash.pairs_recall = 0.99;"
+		echo "SELECT count(*) || ' ' || md5(string_agg(p::text, ',' ORDER BY p::text)) AS marked FROM simhash_pairs($q) AS p;"
 	else
 		echo "SET simhash.pairs_recall = 0.99;"
 		echo "SELECT count(duplicate_of) || ' ' || md5(string_agg(id || ':' || coalesce(duplicate_of::text, '-'), ',' ORDER BY id)) AS marked"
-		echo "FROM simhash_dedup('SELECT id, shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1), body FROM $1', 49, 0.8, 3, 'auto');"
+		echo "FROM simhash_dedup($q);"
 	fi
 }
-# timed LABEL TABLE SETTINGS: one call in a new session
+# timed LABEL TABLE SETTINGS [pairs]: one call in a new session
 timed() {
 	local label=$1 tab=$2 set=$3 t0 t1 out node
 	declare -A c0
@@ -118,7 +123,7 @@ SET client_min_messages = debug1;
 SELECT pg_backend_pid() AS pid \gset
 \setenv BACKEND :pid
 \! ss -tinpH state established | awk -v p="pid=\$BACKEND," 'index(\$0, p) {f = 1; next} f && match(\$0, /bytes_received:[0-9]+/) {s += substr(\$0, RSTART + 15, RLENGTH - 15)} {f = 0} END {print "received before", s + 0}'
-$(call "$tab")
+$(call "$tab" "${4:-}")
 \! ss -tinpH state established | awk -v p="pid=\$BACKEND," 'index(\$0, p) {f = 1; next} f && match(\$0, /bytes_received:[0-9]+/) {s += substr(\$0, RSTART + 15, RLENGTH - 15)} {f = 0} END {print "received after", s + 0}'
 SQL
 )
@@ -139,6 +144,7 @@ for run in $(seq 1 "$runs"); do
 		timed "$t keys, distributed, run $run" "dist_$t" ""
 		if [ "$form" = query ]; then
 			timed "$t keys, distributed, rows pulled to the coordinator (READ ONLY), run $run" "dist_$t" "BEGIN READ ONLY;"
+			timed "$t keys, distributed, simhash_pairs (the verified pairs), run $run" "dist_$t" "" pairs
 		fi
 	done
 done
