@@ -454,27 +454,35 @@ form "query-text simhash_lineage, verified" "SELECT * FROM simhash_lineage('V256
 form "query-text simhash_lineage, 'single', a rank" "SELECT * FROM simhash_lineage('SELECT id, $fp256, created FROM TBL', 49, 'single')"
 form "query-text simhash_dedup_keyed, verified, a rank" "SELECT * FROM simhash_dedup_keyed(NULL::bigint, 'R256', 49, 0.8)"
 # the verified dedup on the workers: the query's ids and fingerprints go
-# from shard to shard (INSERT ... SELECT), the shards read the bodies of the
-# rows in candidate pairs, no shard query returns a body to the coordinator,
-# which receives each row's id once and the verified pairs
+# from its shards to the workers (a repartitioned INSERT ... SELECT), the
+# shards read the bodies of the rows in candidate pairs, no shard query
+# returns a body to the coordinator (a query on a shard that is not a
+# repartitioning, with the body), which receives each row's id once and the
+# verified pairs
 out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
 	-c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL" 2>&1 || true)
 # count PATTERN: the lines of $out that match
 count() { grep -c -- "$1" <<<"$out" || true; }
-got="$(count 'issuing INSERT INTO public.simhash_query_[0-9]*_rows_[0-9]* .*SELECT q.id, q.fp0, q.fp1 FROM (SELECT mk.id, public.shingle_simhash128') pushed-down inserts of the rows"
+# bodies: the columns of shard queries whose rows come to the coordinator
+# (not a repartitioning) that are a body
+bodies() {
+	grep 'issuing SELECT' <<<"$out" | grep -v 'worker_partition_query_result\|fetch_intermediate_results' |
+		sed 's/.*issuing SELECT //; s/ FROM .*//' | tr ',' '\n' | grep -cE '^ *([a-z_0-9]+\.)?body( AS .*)?$' || true
+}
+got="$(count "worker_partition_query_result('repartitioned_results_[0-9_]*_from_[0-9]*_to','SELECT worker_column_1 AS c, worker_column_2 AS id, .* FROM public.mk_[0-9]* mk") shards' fingerprints to the workers"
 got+=", $(count 'issuing INSERT INTO public.simhash_query_[0-9]*_sets_[0-9]* .*FROM (SELECT mk.id') of the candidates' sets"
-got+=", $(grep 'issuing SELECT' <<<"$out" | grep -c 'body' || true) shard queries that read a body"
+got+=", $(bodies) shard queries that return a body"
 got+=", $(count 'issuing SELECT array_agg(id ORDER BY id)') of the ids"
 got+=", $(count 'issuing SELECT c.ka, c.kb, c.d, public.shingle_similarity') of the verified pairs"
 got+=", $(count 'issuing COPY') copies from the coordinator, $(grep -E '^kept' <<<"$out")"
-want="32 pushed-down inserts of the rows, 32 of the candidates' sets, 0 shard queries that read a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
+want="32 shards' fingerprints to the workers, 32 of the candidates' sets, 0 shard queries that return a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
 want+=", $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
 if [ "$got" = "$want" ]; then pass "verified simhash_dedup on a query of the distributed table runs on the workers ($got)"; else fail "verified simhash_dedup on the workers" "got '$got', expected '$want'"; fi
 # with a rank, and the lineage: the pairs found on the workers by their ids,
 # the ids and ranks read once more (no body), numbered on the coordinator
 out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
 	-c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk', 49, 0.8, 'center', 3, 'auto')" 2>&1 || true)
-got="$(grep 'issuing SELECT' <<<"$out" | grep -c 'body AS\|, body\|(body)' || true) shard queries that return a body"
+got="$(bodies) shard queries that return a body"
 got+=", $(count 'issuing SELECT id, created AS rank FROM public.mk_[0-9]* mk') of the ids and ranks, $(grep -E '^rows' <<<"$out")"
 want="0 shard queries that return a body, 32 of the ids and ranks, $(q -c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk_loc', 49, 0.8, 'center', 3, 'auto')")"
 if [ "$got" = "$want" ]; then pass "verified simhash_lineage with a rank on the workers ($got)"; else fail "verified simhash_lineage with a rank on the workers" "got '$got', expected '$want'"; fi
