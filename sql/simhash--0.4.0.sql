@@ -1682,21 +1682,21 @@ COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
 -- function checked: an id of id_type, a fingerprint of words 64-bit words
 -- (simhash, simhash128, or two simhash128 columns), and with a min_similarity
 -- a body of body_type (text or bigint[]).
---   1. every row's (id, fingerprint) goes from the query's shards to every
---      worker (simhash_dist_copies: an INSERT ... SELECT that Citus
---      repartitions, worker to worker); one copy is checked for a NULL or
---      repeated id
+--   1. the query's ids and fingerprints go into scratch_rows, distributed by
+--      id, colocated with the first of tables that is distributed by hash on
+--      a column of the id's type (an INSERT ... SELECT that Citus pushes down
+--      or repartitions, worker to worker), and every row's (id, fingerprint)
+--      to every worker (simhash_dist_copies)
 --   2. each worker runs one share of simhash_pairs_share() at the session's
 --      simhash.pairs_recall over all of them (simhash_dist_candidates); with
 --      rows 'collapse' (simhash_clusters and simhash_dedup unverified, which
 --      collapse identical fingerprints on one server) over one row per
 --      distinct fingerprint, its smallest id, so that the bands are planned
 --      for the same rows as on one server
---   3. verified: the candidates both ways (scratch_cand, distributed by id,
---      colocated with the first of tables that is distributed by hash on a
---      column of the id's type), and simhash_dist_verify over the query read
---      once more, as on one server, for the bodies of the rows in candidate
---      pairs (the shard of each such row builds its shingle set)
+--   3. verified: the candidates both ways to the shards of their rows, and
+--      simhash_dist_verify over the query read once more, as on one server,
+--      for the bodies of the rows in candidate pairs (the shard of each such
+--      row builds its shingle set)
 CREATE FUNCTION simhash_query_distributed(query text, tables oid[], id_type regtype, words integer, max_distance integer,
 										  min_similarity float8, shingle integer, units text, body_type regtype, rows text)
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
@@ -1714,8 +1714,8 @@ DECLARE
 	pairs_query pg_catalog.text;
 	verified_query pg_catalog.text;
 	rows_of pg_catalog.text := @extschema@.simhash_subquery(query);
+	null_id boolean := false;
 	repeated pg_catalog.int8;
-	bad pg_catalog.int8;
 	ids pg_catalog.int8[];
 	reps pg_catalog.int8[];
 	n pg_catalog.int8;
@@ -1728,27 +1728,37 @@ BEGIN
 		AND a.attname OPERATOR(pg_catalog.=) pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)
 	 WHERE p.partmethod OPERATOR(pg_catalog.=) 'h' AND a.atttypid OPERATOR(pg_catalog.=) id_type
 	 ORDER BY u.o LIMIT 1;
-	-- 1. every row's (id, fingerprint) on every worker, from the query's shards
-	copies := @extschema@.simhash_dist_copies(scratch, pg_catalog.format(CASE WHEN wide THEN 'fp0 %1$s, fp1 %1$s' ELSE 'fp0 %1$s' END, fp_type));
-	EXECUTE pg_catalog.format('INSERT INTO %1$s_fps SELECT c.c, %2$s FROM (%3$s) AS q(id, %4$s%5$s) CROSS JOIN pg_catalog.unnest(%6$L::pg_catalog.int4[]) AS c(c) '
-							  'WHERE q.id IS NULL OR (q.fp0 IS NOT NULL%7$s)',
-		scratch, pg_catalog.replace('q.id, ' OPERATOR(pg_catalog.||) fps, ', ', ', q.'), rows_of, fps,
-		CASE WHEN min_similarity IS NOT NULL THEN ', b' ELSE '' END, copies, CASE WHEN wide THEN ' AND q.fp1 IS NOT NULL' ELSE '' END);
-	GET DIAGNOSTICS n = ROW_COUNT;
-	-- a NULL id, or an id of more than one row (the one row (id, id, -1, NULL), for the caller's error): on one copy
-	EXECUTE pg_catalog.format('SELECT f.id FROM %s_fps AS f WHERE f.c OPERATOR(pg_catalog.=) %s GROUP BY f.id '
-							  'HAVING f.id IS NULL OR pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 ORDER BY f.id NULLS FIRST LIMIT 1', scratch, copies[1])
-		INTO repeated;
-	GET DIAGNOSTICS bad = ROW_COUNT;
-	IF bad OPERATOR(pg_catalog.>) 0 AND repeated IS NULL THEN
+	-- 1. the rows, then (id, fingerprint) on every worker
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_rows (id %s, fp0 %s%s)', scratch, id_type, fp_type,
+		CASE WHEN wide THEN ', fp1 @extschema@.simhash128' ELSE '' END);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_rows', 'id', colocate_with => COALESCE(colocate, 'none'));
+	BEGIN
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_rows SELECT %2$s FROM (%3$s) AS q(id, %4$s%5$s) WHERE q.id IS NULL OR (q.fp0 IS NOT NULL%6$s)',
+			scratch, pg_catalog.replace('q.id, ' OPERATOR(pg_catalog.||) fps, ', ', ', q.'), rows_of, fps,
+			CASE WHEN min_similarity IS NOT NULL THEN ', b' ELSE '' END, CASE WHEN wide THEN ' AND q.fp1 IS NOT NULL' ELSE '' END);
+	EXCEPTION WHEN null_value_not_allowed THEN
+		null_id := true;
+	END;
+	IF NOT null_id THEN
+		EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM %s_rows AS r WHERE r.id IS NULL)', scratch) INTO null_id;
+	END IF;
+	IF null_id THEN
 		RAISE EXCEPTION 'query returned a NULL id'
 			USING ERRCODE = 'null_value_not_allowed',
 				  HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
-	ELSIF bad OPERATOR(pg_catalog.>) 0 THEN
+	END IF;
+	-- an id of more than one row: the one row (id, id, -1, NULL), for the caller's error
+	EXECUTE pg_catalog.format('SELECT r.id FROM %s_rows AS r GROUP BY r.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 ORDER BY r.id LIMIT 1', scratch)
+		INTO repeated;
+	IF repeated IS NOT NULL THEN
 		RETURN QUERY SELECT repeated, repeated, -1, NULL::pg_catalog.float8;
-		EXECUTE pg_catalog.format('DROP TABLE %s_fps', scratch);
+		EXECUTE pg_catalog.format('DROP TABLE %s_rows', scratch);
 		RETURN;
 	END IF;
+	copies := @extschema@.simhash_dist_copies(scratch, pg_catalog.format(CASE WHEN wide THEN 'fp0 %1$s, fp1 %1$s' ELSE 'fp0 %1$s' END, fp_type));
+	EXECUTE pg_catalog.format('INSERT INTO %1$s_fps SELECT c.c, r.id, %2$s FROM %1$s_rows AS r CROSS JOIN pg_catalog.unnest(%3$L::pg_catalog.int4[]) AS c(c)',
+		scratch, pg_catalog.replace('r.' OPERATOR(pg_catalog.||) fps, ', ', ', r.'), copies);
+	GET DIAGNOSTICS n = ROW_COUNT;
 	RAISE DEBUG 'simhash_query_distributed: % rows with a fingerprint, % copies, in % s', n OPERATOR(pg_catalog./) pg_catalog.cardinality(copies),
 		pg_catalog.cardinality(copies), pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 	phase := pg_catalog.clock_timestamp();
@@ -1777,7 +1787,7 @@ BEGIN
 	ELSE
 		-- 3. verified on the workers
 		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_cand (x %2$s, y %2$s, d pg_catalog.int4)', scratch, id_type);
-		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => COALESCE(colocate, 'none'));
+		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => scratch OPERATOR(pg_catalog.||) '_rows');
 		EXECUTE pg_catalog.format('INSERT INTO %1$s_cand SELECT u.x, u.y, p.d FROM (%2$s) AS p CROSS JOIN LATERAL (VALUES (p.a, p.b), (p.b, p.a)) AS u(x, y)',
 			scratch, pairs_query);
 		GET DIAGNOSTICS n = ROW_COUNT;
@@ -1795,7 +1805,7 @@ BEGIN
 			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 		EXECUTE pg_catalog.format('DROP TABLE %1$s_cand, %1$s_sets, %1$s_sent', scratch);
 	END IF;
-	EXECUTE pg_catalog.format('DROP TABLE %s_fps', scratch);
+	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_rows', scratch);
 END
 $$;
 COMMENT ON FUNCTION simhash_query_distributed(text, oid[], regtype, integer, integer, float8, integer, text, regtype, text) IS

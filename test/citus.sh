@@ -453,9 +453,9 @@ agree "query-text simhash_dedup, 64 bits, simhash.pairs_recall = 0.9" \
 form "query-text simhash_lineage, verified" "SELECT * FROM simhash_lineage('V256', 49, 0.8, 'center', 3, 'auto')"
 form "query-text simhash_lineage, 'single', a rank" "SELECT * FROM simhash_lineage('SELECT id, $fp256, created FROM TBL', 49, 'single')"
 form "query-text simhash_dedup_keyed, verified, a rank" "SELECT * FROM simhash_dedup_keyed(NULL::bigint, 'R256', 49, 0.8)"
-# the verified dedup on the workers: the query's ids and fingerprints go
-# from its shards to the workers (a repartitioned INSERT ... SELECT), the
-# shards read the bodies of the rows in candidate pairs, no shard query
+# the verified dedup on the workers: the query's ids and fingerprints stay
+# on its shards (an INSERT ... SELECT pushed down to them), the shards read
+# the bodies of the rows in candidate pairs, no shard query
 # returns a body to the coordinator (a query on a shard that is not a
 # repartitioning, with the body), which receives each row's id once and the
 # verified pairs
@@ -469,13 +469,13 @@ bodies() {
 	grep 'issuing SELECT' <<<"$out" | grep -v 'worker_partition_query_result\|fetch_intermediate_results' |
 		sed 's/.*issuing SELECT //; s/ FROM .*//' | tr ',' '\n' | grep -cE '^ *([a-z_0-9]+\.)?body( AS .*)?$' || true
 }
-got="$(count "worker_partition_query_result('repartitioned_results_[0-9_]*_from_[0-9]*_to','SELECT worker_column_1 AS c, worker_column_2 AS id, .* FROM public.mk_[0-9]* mk") shards' fingerprints to the workers"
+got="$(count 'issuing INSERT INTO public.simhash_query_[0-9]*_rows_[0-9]* .*SELECT q.id, q.fp0, q.fp1 FROM (SELECT mk.id, public.shingle_simhash128') pushed-down inserts of the rows"
 got+=", $(count 'issuing INSERT INTO public.simhash_query_[0-9]*_sets_[0-9]* .*FROM (SELECT mk.id') of the candidates' sets"
 got+=", $(bodies) shard queries that return a body"
 got+=", $(count 'issuing SELECT array_agg(id ORDER BY id)') of the ids"
 got+=", $(count 'issuing SELECT c.ka, c.kb, c.d, public.shingle_similarity') of the verified pairs"
 got+=", $(count 'issuing COPY') copies from the coordinator, $(grep -E '^kept' <<<"$out")"
-want="32 shards' fingerprints to the workers, 32 of the candidates' sets, 0 shard queries that return a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
+want="32 pushed-down inserts of the rows, 32 of the candidates' sets, 0 shard queries that return a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
 want+=", $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
 if [ "$got" = "$want" ]; then pass "verified simhash_dedup on a query of the distributed table runs on the workers ($got)"; else fail "verified simhash_dedup on the workers" "got '$got', expected '$want'"; fi
 # with a rank, and the lineage: the pairs found on the workers by their ids,
