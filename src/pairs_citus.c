@@ -96,7 +96,8 @@ pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt)
 							  "  FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(r, o) "
 							  "  JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) u.r "
 							  " WHERE p.partmethod OPERATOR(pg_catalog.<>) 'n') AS t "
-							  "WHERE t.tables IS NOT NULL AND pg_catalog.citus_is_coordinator() "
+							  "WHERE t.tables IS NOT NULL "
+							  "  AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group AS g WHERE g.groupid OPERATOR(pg_catalog.=) 0) "
 							  "  AND pg_catalog.has_schema_privilege((SELECT c.relnamespace FROM pg_catalog.pg_class AS c "
 							  "    WHERE c.oid OPERATOR(pg_catalog.=) t.tables[1]), 'CREATE')",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)

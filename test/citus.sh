@@ -486,6 +486,15 @@ got="$(bodies) shard queries that return a body"
 got+=", $(count 'issuing SELECT id, created AS rank FROM public.mk_[0-9]* mk') of the ids and ranks, $(grep -E '^rows' <<<"$out")"
 want="0 shard queries that return a body, 32 of the ids and ranks, $(q -c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk_loc', 49, 0.8, 'center', 3, 'auto')")"
 if [ "$got" = "$want" ]; then pass "verified simhash_lineage with a rank on the workers ($got)"; else fail "verified simhash_lineage with a rank on the workers" "got '$got', expected '$want'"; fi
+# on the workers when the query reads a distributed table (in a subquery
+# too), not for a local or a reference table, nor on a worker
+expect "the query-text forms run on the workers for a distributed table only" \
+	"CREATE TABLE mk_ref (id bigint PRIMARY KEY, body text); SELECT create_reference_table('mk_ref');
+	 SELECT simhash_query_on_workers('SELECT id FROM mk') || ' ' || simhash_query_on_workers('SELECT id FROM mk_loc') || ' '
+		|| simhash_query_on_workers('SELECT id FROM mk_ref') || ' ' || simhash_query_on_workers('SELECT m.id FROM mk_loc m WHERE m.id IN (SELECT id FROM mk)')" \
+	"true false false true"
+agree "the query-text forms run on the coordinator when called on a worker" \
+	"$(psql_on $((CITUS_COORDINATOR_PORT + 1)) -c "SELECT simhash_query_on_workers('SELECT id FROM mk')")" "f"
 # the checks of one server: a NULL id, a repeated id; a read-only
 # transaction runs the query on the coordinator, with the same answer
 expect "query-text form on the workers: a NULL id is an error (22004)" \
