@@ -11,11 +11,12 @@
  * a reference table nor a Citus local table), and this node is the
  * coordinator of a transaction that may write, the PL/pgSQL function
  * simhash_query_distributed() runs the pipeline in distributed statements and
- * returns the pairs, then the rows with their representatives (the smallest
- * id of their fingerprint when identical fingerprints are collapsed).  The
- * pairs go to the same callbacks as the engine's, and the rows become the
+ * returns the rows with their representatives (the smallest id of their
+ * fingerprint when identical fingerprints are collapsed), then the pairs.
+ * The pairs go to the same callbacks as the engine's, and the rows become the
  * rows and links that pairs_for_each_row() reports, so the linkage is the
- * code of one server.  The pairs equal those of one server: the workers run
+ * code of one server (simhash_link() reads rows and pairs of the same form
+ * from any query).  The pairs equal those of one server: the workers run
  * the shares of the same plan (simhash_pairs_share()) over the same rows.
  */
 #include "pairs.h"

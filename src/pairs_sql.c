@@ -13,7 +13,10 @@
  * count as pairs; the clusters and the kept rows are then made of those, by
  * the same code.  A verified form does not collapse identical fingerprints,
  * since their bodies may differ.  A call begins by reading its query and
- * planning the tables (pairs_begin) and ends by freeing what it holds.
+ * planning the tables (pairs_begin) and ends by freeing what it holds; on a
+ * query of a Citus distributed table, the pairs come from the workers
+ * instead (pairs_citus.c).  simhash_link() links rows and pairs that a query
+ * gives with the same code.
  */
 #include "pairs.h"
 #include "ball.h"
