@@ -354,7 +354,7 @@ BEGIN
 			AND (ranked OR (what OPERATOR(pg_catalog.=) 'lineage' AND linkage OPERATOR(pg_catalog.=) 'center'))
 			AND NOT (what OPERATOR(pg_catalog.=) 'lineage' AND linkage OPERATOR(pg_catalog.=) 'single')
 			AND (verified OR pg_catalog.current_setting('simhash.pairs_recall')::pg_catalog.float8 OPERATOR(pg_catalog.>=) 1)
-			AND @extschema@.simhash_query_on_workers(sub);
+			AND pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') AND @extschema@.simhash_query_on_workers(sub);
 		IF on_workers THEN
 			EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_keyed_pairs AS SELECT p.id_a, p.id_b, p.distance, %s AS similarity FROM @extschema@.simhash_pairs%s AS p',
 				CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END, args)
