@@ -438,6 +438,7 @@ form "query-text simhash_pairs, 256 bits" "SELECT * FROM simhash_pairs('Q256', 4
 form "query-text simhash_pairs, verified" "SELECT * FROM simhash_pairs('V256', 49, 0.8, 3, 'auto')"
 form "query-text simhash_pairs, 64 bits" "SELECT * FROM simhash_pairs('SELECT id, simhash(body) FROM TBL', 6)"
 form "query-text simhash_pairs, 128 bits, verified" "SELECT * FROM simhash_pairs('SELECT id, simhash128(body), body FROM TBL', 12, 0.6)"
+form "query-text simhash_pairs, 128 bits, a stored shingle set" "SELECT * FROM simhash_pairs('SELECT id, simhash128(body), shingle_set(body) FROM TBL', 12, 0.6)"
 form "query-text simhash_clusters" "SELECT * FROM simhash_clusters('Q256', 49)"
 form "query-text simhash_clusters, verified" "SELECT * FROM simhash_clusters('V256', 49, 0.8, 3, 'auto')"
 form "query-text simhash_clusters, 'center'" "SELECT * FROM simhash_clusters('Q256', 49, 'center')"
