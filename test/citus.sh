@@ -520,7 +520,7 @@ cancelled() {
 	expect "no scratch table of $1 left on any node" \
 		"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE '$4'\$\$)" "0"
 }
-cancelled "a query-text form" 300ms "SELECT count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto')" "simhash_query_%"
+cancelled "a query-text form" 150ms "SELECT count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto')" "simhash_query_%"
 expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	"CREATE TABLE mk_small AS SELECT * FROM mk_loc WHERE id % 5 = 0; ALTER TABLE mk_small ADD PRIMARY KEY (id);
 	 CREATE TABLE mk_small_d (LIKE mk_small INCLUDING ALL); SELECT create_distributed_table('mk_small_d', 'id');
