@@ -296,6 +296,26 @@ SELECT (SELECT count(*) FROM lk_run1) AS rows,
 	   NOT EXISTS (SELECT * FROM lk_run4 EXCEPT ALL SELECT * FROM lk_run5) AND
 	   NOT EXISTS (SELECT * FROM lk_run5 EXCEPT ALL SELECT * FROM lk_run4) AS parallel_same_center;
 
+-- simhash_link, what the forms with a rank run on a Citus distributed table:
+-- the rows and the verified pairs of simhash_pairs, linked, are the clusters
+-- of simhash_clusters ('single') and the kept rows of simhash_dedup ('center')
+CREATE TABLE lk_link AS SELECT * FROM simhash_pairs('SELECT id, fp, body FROM lk', 6, 0.7);
+SELECT l AS linkage, (SELECT count(*) FROM lk_link) AS pairs,
+	   (SELECT count(*) FROM simhash_link('SELECT id, id, NULL::integer, NULL::float8 FROM lk WHERE fp IS NOT NULL UNION ALL '
+										  'SELECT id_a, id_b, distance, similarity FROM lk_link', l) WHERE kept <> id) AS linked,
+	   NOT EXISTS (SELECT * FROM simhash_link('SELECT id, id, NULL::integer, NULL::float8 FROM lk WHERE fp IS NOT NULL UNION ALL '
+											  'SELECT id_a, id_b, distance, similarity FROM lk_link', l)
+				   EXCEPT ALL SELECT * FROM (SELECT * FROM simhash_clusters('SELECT id, fp, body FROM lk', 6, 0.7) WHERE l = 'single'
+											 UNION ALL SELECT * FROM simhash_dedup('SELECT id, fp, body FROM lk', 6, 0.7) WHERE l = 'center') e) AND
+	   (SELECT count(*) FROM simhash_link('SELECT id, id, NULL::integer, NULL::float8 FROM lk WHERE fp IS NOT NULL UNION ALL '
+										  'SELECT id_a, id_b, distance, similarity FROM lk_link', l)) = (SELECT count(fp) FROM lk) AS same
+FROM unnest(ARRAY['single', 'center']) l ORDER BY l DESC;
+SELECT * FROM simhash_link('SELECT 1::bigint, 1::bigint, NULL::integer, NULL::float8', 'average');
+SELECT * FROM simhash_link('SELECT 1, 1, NULL::integer, NULL::float8', 'single');
+-- without Citus, no query runs on workers
+SELECT simhash_query_on_workers('SELECT id, fp FROM lk') AS on_workers;
+DROP TABLE lk_link;
+
 DROP TABLE chain, lk, lk128, lk_lineage128, lk_kept128, lk_ord, lk_pairs, lk_cases, lk_expect, lk_lineage, lk_kept, lk_run1, lk_run2, lk_run3, lk_run4, lk_run5;
 DROP FUNCTION lk_random(), lk_flip(simhash, integer), lk_edit(text, integer), lk_center(integer, float8, boolean),
 	lk_single(integer, float8, boolean), lk_expected(text, integer, float8, boolean),

@@ -150,6 +150,26 @@ COMMENT ON FUNCTION simhash_dedup(text, integer, float8, integer, text) IS
 -- linkage, the kept row and the lineage of every removal
 -- ---------------------------------------------------------------------------
 
+-- simhash_query_on_workers(query): whether the whole-table functions run
+-- query on the Citus workers (it reads a table that Citus distributes, this
+-- node is the coordinator, the transaction may write, and the caller may
+-- create tables in that table's schema).  simhash_link(query, linkage): the
+-- clusters ('single', as simhash_clusters()) or the kept rows ('center', as
+-- simhash_dedup(), kept NULL for a kept row) of the rows and pairs that query
+-- returns: every row as (id, id, NULL, NULL), every pair as (id_a < id_b,
+-- distance, similarity).  The forms with a rank link the pairs found on the
+-- workers, numbered on the coordinator, with it.
+CREATE FUNCTION simhash_query_on_workers(query text) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_query_on_workers(text) IS
+	'whether simhash_pairs(), simhash_clusters(), simhash_dedup() and simhash_lineage() run query on the Citus workers: it reads a distributed table, this node is the coordinator, the transaction may write and the caller may create tables in the schema of that table';
+CREATE FUNCTION simhash_link(query text, linkage text)
+	RETURNS TABLE (id bigint, kept bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_link(text, text) IS
+	'the clusters (linkage ''single'': kept the smallest id of the connected component) or kept rows (''center'': kept NULL for a kept row, else the kept row) of the rows (id, id, NULL, NULL) and pairs (id_a < id_b, distance, similarity) that query returns; not for calling directly';
+
+
 -- The clusters of simhash_clusters() and simhash_dedup() with a linkage and
 -- an order of the rows (doc/clusters.md):
 --   'single'  connected components of the (verified) pairs; a component's
@@ -201,6 +221,9 @@ DECLARE
 	err_message pg_catalog.text;
 	err_detail pg_catalog.text;
 	err_hint pg_catalog.text;
+	-- a query of a Citus distributed table with a rank, or a lineage 'center':
+	-- the pairs found on the workers by their ids, numbered on the coordinator
+	on_workers boolean := false;
 BEGIN
 	-- a NULL argument (but the key, which only gives the type): no rows, as a strict function
 	IF query IS NULL OR max_distance IS NULL OR ordered IS NULL OR (verified AND (shingle IS NULL OR units IS NULL)) OR
@@ -322,8 +345,35 @@ BEGIN
 			engine := query;
 		END IF;
 
+		-- on the workers: the pairs of the engines' columns (verified, or all
+		-- of them at simhash.pairs_recall = 1, as the engines on the numbered
+		-- rows find them) by their ids, then every row with a fingerprint
+		-- numbered in (rank,) id order and the pairs as numbers, for simhash_link
+		on_workers := what OPERATOR(pg_catalog.<>) 'pairs' AND key_type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype
+			AND id_type OPERATOR(pg_catalog.=) ANY ('{bigint,integer,smallint}'::pg_catalog.regtype[])
+			AND (ranked OR (what OPERATOR(pg_catalog.=) 'lineage' AND linkage OPERATOR(pg_catalog.=) 'center'))
+			AND NOT (what OPERATOR(pg_catalog.=) 'lineage' AND linkage OPERATOR(pg_catalog.=) 'single')
+			AND (verified OR pg_catalog.current_setting('simhash.pairs_recall')::pg_catalog.float8 OPERATOR(pg_catalog.>=) 1)
+			AND pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') AND @extschema@.simhash_query_on_workers(sub);
+		IF on_workers THEN
+			EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_keyed_pairs AS SELECT p.id_a, p.id_b, p.distance, %s AS similarity FROM @extschema@.simhash_pairs%s AS p',
+				CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END, args)
+				USING pg_catalog.format('SELECT s.id, %s FROM (%s) AS s(%s)', data, sub, cols), max_distance, min_similarity, shingle, units;
+			EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_keyed_map AS SELECT %s AS n, x.id::pg_catalog.int8 AS id '
+									  'FROM (SELECT s.id%s FROM (%s) AS s(%s) WHERE s.fp IS NOT NULL%s OFFSET 0) AS x',
+				CASE WHEN ranked THEN 'pg_catalog.row_number() OVER (ORDER BY x.rank, x.id)' ELSE 'x.id::pg_catalog.int8' END,
+				CASE WHEN ranked THEN ', s.rank' ELSE '' END, sub, cols, CASE WHEN wide THEN ' AND s.fp1 IS NOT NULL' ELSE '' END);
+			engine := 'SELECT m.n, m.n, NULL::pg_catalog.int4, NULL::pg_catalog.float8 FROM pg_temp.simhash_keyed_map AS m UNION ALL '
+				'SELECT LEAST(a.n, b.n), GREATEST(a.n, b.n), p.distance, p.similarity FROM pg_temp.simhash_keyed_pairs AS p '
+				'JOIN pg_temp.simhash_keyed_map AS a ON a.id OPERATOR(pg_catalog.=) p.id_a JOIN pg_temp.simhash_keyed_map AS b ON b.id OPERATOR(pg_catalog.=) p.id_b';
+			map := 'SELECT m.n, m.id FROM pg_temp.simhash_keyed_map AS m';
+		END IF;
+
 		-- e: the engine's rows; n: the same with the ids of the query
-		IF what OPERATOR(pg_catalog.=) 'pairs' THEN
+		IF on_workers THEN
+			result := pg_catalog.format('SELECT l.id, %s AS kept, NULL::pg_catalog.int4 AS distance, NULL::pg_catalog.float8 AS similarity FROM @extschema@.simhash_link($1, %L) AS l',
+				CASE WHEN linkage OPERATOR(pg_catalog.=) 'center' THEN 'COALESCE(l.kept, l.id)' ELSE 'l.kept' END, linkage);
+		ELSIF what OPERATOR(pg_catalog.=) 'pairs' THEN
 			result := 'SELECT p.id_a AS id, p.id_b AS kept, p.distance, '
 				OPERATOR(pg_catalog.||) CASE WHEN verified THEN 'p.similarity' ELSE 'NULL::pg_catalog.float8' END
 				OPERATOR(pg_catalog.||) ' AS similarity FROM @extschema@.simhash_pairs' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ' AS p';
@@ -351,6 +401,20 @@ BEGIN
 				OPERATOR(pg_catalog.||) ', NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int8 FROM n'
 				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
 				USING engine, max_distance, min_similarity, shingle, units;
+			IF on_workers THEN
+				DROP TABLE pg_temp.simhash_keyed_pairs, pg_temp.simhash_keyed_map;
+			END IF;
+			RETURN;
+		END IF;
+		-- the lineage 'center' on the workers: each row's pair with its kept row
+		IF on_workers THEN
+			RETURN QUERY EXECUTE result OPERATOR(pg_catalog.||)
+				' SELECT n.id, n.kept, CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN p.distance ELSE 0 END, '
+				'        CASE WHEN n.id_n OPERATOR(pg_catalog.<>) n.kept_n THEN p.similarity END, pg_catalog.count(*) OVER (PARTITION BY n.kept_n) '
+				'FROM n LEFT JOIN pg_temp.simhash_keyed_pairs AS p ON p.id_a OPERATOR(pg_catalog.=) LEAST(n.id, n.kept) AND p.id_b OPERATOR(pg_catalog.=) GREATEST(n.id, n.kept)'
+				OPERATOR(pg_catalog.||) CASE WHEN ordered THEN ' ORDER BY n.kept_n, n.id_n' ELSE '' END
+				USING engine, max_distance, min_similarity, shingle, units;
+			DROP TABLE pg_temp.simhash_keyed_pairs, pg_temp.simhash_keyed_map;
 			RETURN;
 		END IF;
 		-- the lineage: each row's distance and similarity to its kept row, joined by the engine's ids
@@ -976,6 +1040,244 @@ CREATE FUNCTION simhash_pairs_share(query text, max_distance integer, recall flo
 COMMENT ON FUNCTION simhash_pairs_share(text, integer, float8, integer, integer) IS
 	'the pairs of simhash_pairs(query, max_distance) at simhash.pairs_recall = recall (0.5..1) whose first table or band t has (t - 1) % shares = share: disjoint shares whose union is every pair, for running one enumeration on several nodes over the same rows';
 
+-- The steps that the distributed simhash_mark_duplicates() and the query-text
+-- forms on a Citus distributed table (simhash_query_distributed) share.  Their
+-- intermediate results are unlogged distributed tables whose names begin with
+-- scratch (schema-qualified), dropped by the caller, and rolled back with its
+-- transaction.
+--
+-- simhash_dist_copies(scratch, fp_columns): creates scratch_fps (c, id,
+-- fp_columns), distributed by a copy number c with one shard per worker, and
+-- returns the copy number of each shard (the least value that it holds), in
+-- shard order: a row inserted once for each copy number is on every worker.
+CREATE FUNCTION simhash_dist_copies(scratch text, fp_columns text)
+	RETURNS integer[]
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+	nworkers pg_catalog.int4;
+	copies pg_catalog.int4[];
+BEGIN
+	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, %s)', scratch, fp_columns);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_fps', 'c', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
+	EXECUTE pg_catalog.format(
+		'SELECT pg_catalog.array_agg((SELECT v FROM pg_catalog.generate_series(0, 1000000) AS v '
+		'  WHERE pg_catalog.get_shard_id_for_distribution_column(%1$L, v) OPERATOR(pg_catalog.=) s.shardid LIMIT 1) ORDER BY s.shardid) '
+		'FROM pg_catalog.pg_dist_shard AS s WHERE s.logicalrelid OPERATOR(pg_catalog.=) %1$L::pg_catalog.regclass',
+		scratch OPERATOR(pg_catalog.||) '_fps') INTO copies;
+	RETURN copies;
+END
+$$;
+COMMENT ON FUNCTION simhash_dist_copies(text, text) IS
+	'a step of the distributed whole-table calls: creates the table scratch_fps (c, id, fp_columns) of one shard per worker, distributed by the copy number c, and returns the copy number of each shard; not for calling directly';
+
+-- simhash_dist_candidates(scratch, copies, fp_query, radius, recall): the
+-- query of the candidate pairs (a, b, d) of the rows of scratch_fps: on the
+-- shard of copy copies[s + 1], share s of simhash_pairs_share() at recall over
+-- fp_query (a format of the shard and the copy number that reads SELECT id,
+-- fingerprint), with the caller's work_mem; each pair once, a < b.
+CREATE FUNCTION simhash_dist_candidates(scratch text, copies integer[], fp_query text, radius integer, recall float8)
+	RETURNS text
+	LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+	share_of pg_catalog.text;
+BEGIN
+	SELECT 'CASE x.c' OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %s', c, i OPERATOR(pg_catalog.-) 1), '')
+		   OPERATOR(pg_catalog.||) ' END'
+	  INTO share_of FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i);
+	RETURN pg_catalog.format(
+		'SELECT (p.p).id_a AS a, (p.p).id_b AS b, (p.p).distance AS d FROM ('
+		'  SELECT @extschema@.simhash_pairs_share(pg_catalog.format(%7$L, x.t::pg_catalog.regclass, x.c), %2$s, %3$s, %4$s, %5$s) AS p '
+		'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p',
+		scratch, radius, recall, share_of, pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'), fp_query);
+END
+$$;
+COMMENT ON FUNCTION simhash_dist_candidates(text, integer[], text, integer, float8) IS
+	'a step of the distributed whole-table calls: the query of the candidate pairs (a, b, d) of the fingerprints in scratch_fps, one share of simhash_pairs_share() on each worker; not for calling directly';
+
+-- simhash_dist_verify(scratch, rows_query, set_of, key_ops): steps 3 and 4 of
+-- the verification of the candidates in scratch_cand (x, y, d: each pair both
+-- ways, on the shard of x), and the query of step 5.  rows_query gives the
+-- rows (k, b, r) of the table that scratch_cand is colocated with: k its key,
+-- b its body, r what the verified pairs carry of it (the rank); set_of is the
+-- shingle set of t.b; key_ops the key's <, = and > as OPERATOR(...).
+--   3. the shard of a row in a candidate pair builds its set once
+--   4. the set of the pair's larger key goes to the shard of the smaller
+--      (repartitioned: local when both rows are on one worker)
+--   5. the query: on that shard, the pairs (ka < kb, ra, rb, d, similarity)
+--      whose sets have a shingle_similarity of at least min_similarity
+CREATE FUNCTION simhash_dist_verify(scratch text, rows_query text, set_of text, key_ops text[], min_similarity float8)
+	RETURNS text
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+BEGIN
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_sets AS SELECT t.k, %3$s AS s, t.r FROM (%2$s) AS t WITH NO DATA',
+		scratch, rows_query, set_of);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => scratch OPERATOR(pg_catalog.||) '_cand');
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_sets SELECT t.k, %3$s, t.r FROM (%2$s) AS t WHERE t.k %4$s ANY (SELECT c.x FROM %1$s_cand AS c)',
+		scratch, rows_query, set_of, key_ops[2]);
+	EXECUTE pg_catalog.format(
+		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, c.d, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x WITH NO DATA',
+		scratch, key_ops[2]);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => scratch OPERATOR(pg_catalog.||) '_cand');
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_sent SELECT c.y, c.x, c.d, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x WHERE c.x %3$s c.y',
+		scratch, key_ops[2], key_ops[3]);
+	RETURN pg_catalog.format(
+		'SELECT c.ka, s.r AS ra, c.kb, c.rb, c.d, @extschema@.shingle_similarity(s.s, c.sb) AS similarity '
+		'FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k %3$s c.ka '
+		'WHERE @extschema@.shingle_similarity(s.s, c.sb) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
+		scratch, min_similarity, key_ops[2]);
+END
+$$;
+COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
+	'a step of the distributed whole-table calls: the shingle sets of the rows in the candidate pairs of scratch_cand, each pair''s second set sent to the shard of its first row, and the query of the verified pairs there; not for calling directly';
+
+-- simhash_query_distributed(query, tables, id_type, words, max_distance,
+-- min_similarity, shingle, units, body_type, rows): what simhash_pairs(),
+-- simhash_clusters() and simhash_dedup() (and so every form built on them)
+-- run when their query reads a Citus distributed table (tables, in the order
+-- of the query's range table) on the coordinator: the rows stay on the
+-- workers, and the coordinator receives the (verified) pairs (id_a < id_b,
+-- distance, similarity or NULL), and with rows 'rows' or 'collapse' every
+-- row (id, its representative, NULL, NULL) in id order, for the linkage that
+-- the C function does as on one server; or, for an id of more than one row,
+-- that row alone (id, id, -1, NULL).  The query has the shape that the
+-- function checked: an id of id_type, a fingerprint of words 64-bit words
+-- (simhash, simhash128, or two simhash128 columns), and with a min_similarity
+-- a body of body_type (text or bigint[]).
+--   1. the query's ids and fingerprints go into scratch_rows, distributed by
+--      id, colocated with the first of tables that is distributed by hash on
+--      a column of the id's type (an INSERT ... SELECT that Citus pushes down
+--      or repartitions, worker to worker), and every row's (id, fingerprint)
+--      to every worker (simhash_dist_copies)
+--   2. each worker runs one share of simhash_pairs_share() at the session's
+--      simhash.pairs_recall over all of them (simhash_dist_candidates); with
+--      rows 'collapse' (simhash_clusters and simhash_dedup unverified, which
+--      collapse identical fingerprints on one server) over one row per
+--      distinct fingerprint, its smallest id, so that the bands are planned
+--      for the same rows as on one server
+--   3. verified: the candidates both ways to the shards of their rows, and
+--      simhash_dist_verify over the query read once more, as on one server,
+--      for the bodies of the rows in candidate pairs (the shard of each such
+--      row builds its shingle set)
+CREATE FUNCTION simhash_query_distributed(query text, tables oid[], id_type regtype, words integer, max_distance integer,
+										  min_similarity float8, shingle integer, units text, body_type regtype, rows text)
+	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+	scratch pg_catalog.text := (SELECT pg_catalog.format('%I.%I', n.nspname, 'simhash_query_' OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid())
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		WHERE c.oid OPERATOR(pg_catalog.=) tables[1]);
+	colocate pg_catalog.text;
+	wide boolean := words OPERATOR(pg_catalog.=) 4;
+	fp_type pg_catalog.text := CASE WHEN words OPERATOR(pg_catalog.=) 1 THEN '@extschema@.simhash' ELSE '@extschema@.simhash128' END;
+	fps pg_catalog.text := CASE WHEN words OPERATOR(pg_catalog.=) 4 THEN 'fp0, fp1' ELSE 'fp0' END;
+	copies pg_catalog.int4[];
+	pairs_query pg_catalog.text;
+	verified_query pg_catalog.text;
+	rows_of pg_catalog.text := @extschema@.simhash_subquery(query);
+	null_id boolean := false;
+	repeated pg_catalog.int8;
+	ids pg_catalog.int8[];
+	reps pg_catalog.int8[];
+	n pg_catalog.int8;
+	phase pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+BEGIN
+	SELECT u.t::pg_catalog.regclass::pg_catalog.text INTO colocate
+	  FROM pg_catalog.unnest(tables) WITH ORDINALITY AS u(t, o)
+	  JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) u.t
+	  JOIN pg_catalog.pg_attribute AS a ON a.attrelid OPERATOR(pg_catalog.=) u.t
+		AND a.attname OPERATOR(pg_catalog.=) pg_catalog.column_to_column_name(p.logicalrelid, p.partkey)
+	 WHERE p.partmethod OPERATOR(pg_catalog.=) 'h' AND a.atttypid OPERATOR(pg_catalog.=) id_type
+	 ORDER BY u.o LIMIT 1;
+	-- 1. the rows, then (id, fingerprint) on every worker
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_rows (id %s, fp0 %s%s)', scratch, id_type, fp_type,
+		CASE WHEN wide THEN ', fp1 @extschema@.simhash128' ELSE '' END);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_rows', 'id', colocate_with => COALESCE(colocate, 'none'));
+	BEGIN
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_rows SELECT %2$s FROM (%3$s) AS q(id, %4$s%5$s) WHERE q.id IS NULL OR (q.fp0 IS NOT NULL%6$s)',
+			scratch, pg_catalog.replace('q.id, ' OPERATOR(pg_catalog.||) fps, ', ', ', q.'), rows_of, fps,
+			CASE WHEN min_similarity IS NOT NULL THEN ', b' ELSE '' END, CASE WHEN wide THEN ' AND q.fp1 IS NOT NULL' ELSE '' END);
+	EXCEPTION WHEN null_value_not_allowed THEN
+		null_id := true;
+	END;
+	IF NOT null_id THEN
+		EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM %s_rows AS r WHERE r.id IS NULL)', scratch) INTO null_id;
+	END IF;
+	IF null_id THEN
+		RAISE EXCEPTION 'query returned a NULL id'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'Every row needs an id; rows with a NULL fingerprint are skipped.';
+	END IF;
+	-- an id of more than one row: the one row (id, id, -1, NULL), for the caller's error
+	EXECUTE pg_catalog.format('SELECT r.id FROM %s_rows AS r GROUP BY r.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 ORDER BY r.id LIMIT 1', scratch)
+		INTO repeated;
+	IF repeated IS NOT NULL THEN
+		RETURN QUERY SELECT repeated, repeated, -1, NULL::pg_catalog.float8;
+		EXECUTE pg_catalog.format('DROP TABLE %s_rows', scratch);
+		RETURN;
+	END IF;
+	copies := @extschema@.simhash_dist_copies(scratch, pg_catalog.format(CASE WHEN wide THEN 'fp0 %1$s, fp1 %1$s' ELSE 'fp0 %1$s' END, fp_type));
+	EXECUTE pg_catalog.format('INSERT INTO %1$s_fps SELECT c.c, r.id, %2$s FROM %1$s_rows AS r CROSS JOIN pg_catalog.unnest(%3$L::pg_catalog.int4[]) AS c(c)',
+		scratch, pg_catalog.replace('r.' OPERATOR(pg_catalog.||) fps, ', ', ', r.'), copies);
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RAISE DEBUG 'simhash_query_distributed: % rows with a fingerprint, % copies, in % s', n OPERATOR(pg_catalog./) pg_catalog.cardinality(copies),
+		pg_catalog.cardinality(copies), pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+	phase := pg_catalog.clock_timestamp();
+
+	-- 2. the candidates; the rows first, in id order, from one copy
+	pairs_query := @extschema@.simhash_dist_candidates(scratch, copies,
+		CASE WHEN rows OPERATOR(pg_catalog.=) 'collapse' THEN pg_catalog.format('SELECT pg_catalog.min(id), %1$s FROM %%s WHERE c = %%s GROUP BY %1$s', fps)
+			 ELSE pg_catalog.format('SELECT id, %s FROM %%s WHERE c = %%s', fps) END,
+		max_distance, pg_catalog.current_setting('simhash.pairs_recall')::pg_catalog.float8);
+	IF rows OPERATOR(pg_catalog.<>) 'pairs' THEN
+		-- (as arrays of up to 65,536 ids from one worker, and with 'collapse'
+		-- their representatives: 12 bytes an id in the binary protocol, 24)
+		FOR ids, reps IN EXECUTE pg_catalog.format(
+			'SELECT pg_catalog.array_agg(f.id ORDER BY f.id), %s '
+			'FROM (SELECT f.id, %s AS r FROM %s_fps AS f WHERE f.c OPERATOR(pg_catalog.=) %s) AS f GROUP BY f.id OPERATOR(pg_catalog.>>) 16 ORDER BY 1',
+			CASE WHEN rows OPERATOR(pg_catalog.=) 'collapse' THEN 'pg_catalog.array_agg(f.r ORDER BY f.id)' ELSE 'NULL::pg_catalog.int8[]' END,
+			CASE WHEN rows OPERATOR(pg_catalog.=) 'collapse' THEN pg_catalog.format('pg_catalog.min(f.id) OVER (PARTITION BY %s)', pg_catalog.replace('f.' OPERATOR(pg_catalog.||) fps, ', ', ', f.'))
+				 ELSE 'NULL::pg_catalog.int8' END,
+			scratch, copies[1])
+		LOOP
+			RETURN QUERY SELECT u.id, COALESCE(u.r, u.id), NULL::pg_catalog.int4, NULL::pg_catalog.float8 FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(reps)) AS u(id, r);
+		END LOOP;
+	END IF;
+	IF min_similarity IS NULL THEN
+		RETURN QUERY EXECUTE pg_catalog.format('SELECT p.a, p.b, p.d, NULL::pg_catalog.float8 FROM (%s) AS p', pairs_query);
+	ELSE
+		-- 3. verified on the workers
+		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_cand (x %2$s, y %2$s, d pg_catalog.int4)', scratch, id_type);
+		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => scratch OPERATOR(pg_catalog.||) '_rows');
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_cand SELECT u.x, u.y, p.d FROM (%2$s) AS p CROSS JOIN LATERAL (VALUES (p.a, p.b), (p.b, p.a)) AS u(x, y)',
+			scratch, pairs_query);
+		GET DIAGNOSTICS n = ROW_COUNT;
+		RAISE DEBUG 'simhash_query_distributed: % candidates within % bits in % s', n OPERATOR(pg_catalog./) 2, max_distance,
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+		phase := pg_catalog.clock_timestamp();
+		verified_query := @extschema@.simhash_dist_verify(scratch,
+			pg_catalog.format('SELECT q.id::%s AS k, q.b, NULL::pg_catalog.int4 AS r FROM (%s) AS q(id, %s, b) WHERE q.b IS NOT NULL', id_type, rows_of, fps),
+			CASE WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype THEN 't.b'
+				 ELSE pg_catalog.format('@extschema@.shingle_set(t.b::pg_catalog.text, %s, %L)', shingle, units) END,
+			'{OPERATOR(pg_catalog.<),OPERATOR(pg_catalog.=),OPERATOR(pg_catalog.>)}', min_similarity);
+		RETURN QUERY EXECUTE pg_catalog.format('SELECT v.ka::pg_catalog.int8, v.kb::pg_catalog.int8, v.d, v.similarity FROM (%s) AS v', verified_query);
+		GET DIAGNOSTICS n = ROW_COUNT;
+		RAISE DEBUG 'simhash_query_distributed: % verified pairs at similarity % in % s', n, min_similarity,
+			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
+		EXECUTE pg_catalog.format('DROP TABLE %1$s_cand, %1$s_sets, %1$s_sent', scratch);
+	END IF;
+	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_rows', scratch);
+END
+$$;
+COMMENT ON FUNCTION simhash_query_distributed(text, oid[], regtype, integer, integer, float8, integer, text, regtype, text) IS
+	'what simhash_pairs(), simhash_clusters() and simhash_dedup() run on the coordinator when their query reads a Citus distributed table: the rows, candidates and verification on the workers, the (verified) pairs and with rows ''rows'' or ''collapse'' every row''s id and representative to the coordinator; not for calling directly';
+
 -- simhash_mark_distributed(tbl, key_column, body_column, min_similarity,
 -- radius, rank, id_bits): the duplicates of simhash_mark_duplicates() on a
 -- table that Citus distributes by its primary key, found on the workers, into
@@ -1032,7 +1334,6 @@ DECLARE
 	pairs_query pg_catalog.text;
 	nworkers pg_catalog.int4;
 	copies pg_catalog.int4[];
-	share_of pg_catalog.text;
 	nrows pg_catalog.int8;
 	npairs pg_catalog.int8;
 	nnodes pg_catalog.int8;
@@ -1069,7 +1370,7 @@ BEGIN
 		key_column, body_column,
 		CASE WHEN rank IS NULL THEN 'NULL::pg_catalog.int4' ELSE '(' OPERATOR(pg_catalog.||) rank OPERATOR(pg_catalog.||) ')' END, tbl);
 	-- the candidates, both ways (x, y) on the shard of x: keys of tbl's type and collation
-	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_cand AS SELECT t.k AS x, t.k AS y FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_cand AS SELECT t.k AS x, t.k AS y, 0::pg_catalog.int4 AS d FROM (%2$s) AS t WITH NO DATA', scratch, rows_query);
 	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_cand', 'x', colocate_with => tbl::pg_catalog.text);
 	SELECT pg_catalog.count(*)::pg_catalog.int4 INTO nworkers FROM pg_catalog.citus_get_active_worker_nodes();
 
@@ -1115,14 +1416,7 @@ BEGIN
 
 	-- 1. the fingerprints, one copy per worker
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s_fps (c pg_catalog.int4, id pg_catalog.int8, fp0 @extschema@.simhash128, fp1 @extschema@.simhash128)', scratch);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_fps', 'c', shard_count => GREATEST(nworkers, 1), colocate_with => 'none');
-	-- a copy number for each shard: the least that it holds
-	EXECUTE pg_catalog.format(
-		'SELECT pg_catalog.array_agg((SELECT v FROM pg_catalog.generate_series(0, 1000000) AS v '
-		'  WHERE pg_catalog.get_shard_id_for_distribution_column(%1$L, v) OPERATOR(pg_catalog.=) s.shardid LIMIT 1) ORDER BY s.shardid) '
-		'FROM pg_catalog.pg_dist_shard AS s WHERE s.logicalrelid OPERATOR(pg_catalog.=) %1$L::pg_catalog.regclass',
-		scratch OPERATOR(pg_catalog.||) '_fps') INTO copies;
+	copies := @extschema@.simhash_dist_copies(scratch, 'fp0 @extschema@.simhash128, fp1 @extschema@.simhash128');
 	EXECUTE pg_catalog.format(
 		'INSERT INTO %1$s_fps SELECT c.c, %2$s, f[1], f[2] '
 		'FROM %3$s CROSS JOIN LATERAL @extschema@.shingle_simhash256(t.%4$I::pg_catalog.text, 3, ''auto''::pg_catalog.text) AS x(f) '
@@ -1139,68 +1433,38 @@ BEGIN
 	-- 2. the candidates: share s on the shard of copy copies[s + 1], each pair
 	-- (a, b) of ids once; then both ways, as keys, on the shards of their rows
 	phase := pg_catalog.clock_timestamp();
-	SELECT 'CASE x.c' OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %s', c, i OPERATOR(pg_catalog.-) 1), '')
-		   OPERATOR(pg_catalog.||) ' END'
-	  INTO share_of FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i);
-	pairs_query := pg_catalog.format(
-		'SELECT p.id_a AS a, p.id_b AS b FROM ('
-		'  SELECT (@extschema@.simhash_pairs_share(pg_catalog.format(''SELECT id, fp0, fp1 FROM %%s WHERE c = %%s'', x.t::pg_catalog.regclass, x.c),'
-		'          %2$s, %3$s, %4$s, %5$s)).* '
-		'  FROM (SELECT f.c, f.tableoid AS t, pg_catalog.set_config(''work_mem'', %6$L, true) FROM %1$s_fps AS f GROUP BY f.c, f.tableoid) AS x) AS p',
-		scratch, radius, CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 0.99 ELSE 1 END, share_of,
-		pg_catalog.cardinality(copies), pg_catalog.current_setting('work_mem'));
+	pairs_query := @extschema@.simhash_dist_candidates(scratch, copies, 'SELECT id, fp0, fp1 FROM %s WHERE c = %s', radius,
+		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 0.99 ELSE 1 END);
 	IF nrows OPERATOR(pg_catalog.<) 2 THEN
 		npairs := 0;
 	ELSIF mapped THEN
 		-- (a, b) on the shard of the map that holds a; (b, the key of a) on
 		-- the one that holds b; then both keys
-		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_pairs (a pg_catalog.int8, b pg_catalog.int8)', scratch);
+		EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_pairs (a pg_catalog.int8, b pg_catalog.int8, d pg_catalog.int4)', scratch);
 		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_pairs', 'a', colocate_with => scratch OPERATOR(pg_catalog.||) '_ids');
 		EXECUTE pg_catalog.format('INSERT INTO %1$s_pairs %2$s', scratch, pairs_query);
 		EXECUTE pg_catalog.format(
-			'CREATE UNLOGGED TABLE %1$s_half AS SELECT p.b, i.k AS ka FROM %1$s_pairs AS p JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) p.a WITH NO DATA', scratch);
+			'CREATE UNLOGGED TABLE %1$s_half AS SELECT p.b, i.k AS ka, p.d FROM %1$s_pairs AS p JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) p.a WITH NO DATA', scratch);
 		PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_half', 'b', colocate_with => scratch OPERATOR(pg_catalog.||) '_ids');
 		EXECUTE pg_catalog.format(
-			'INSERT INTO %1$s_half SELECT p.b, i.k FROM %1$s_pairs AS p JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) p.a', scratch);
+			'INSERT INTO %1$s_half SELECT p.b, i.k, p.d FROM %1$s_pairs AS p JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) p.a', scratch);
 		EXECUTE pg_catalog.format(
-			'INSERT INTO %1$s_cand SELECT u.x, u.y FROM %1$s_half AS h JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) h.b '
+			'INSERT INTO %1$s_cand SELECT u.x, u.y, h.d FROM %1$s_half AS h JOIN %1$s_ids AS i ON i.id OPERATOR(pg_catalog.=) h.b '
 			'CROSS JOIN LATERAL (VALUES (h.ka, i.k), (i.k, h.ka)) AS u(x, y)', scratch);
 		GET DIAGNOSTICS npairs = ROW_COUNT;
 		EXECUTE pg_catalog.format('DROP TABLE %1$s_pairs, %1$s_half', scratch);
 	ELSE
-		EXECUTE pg_catalog.format('INSERT INTO %1$s_cand SELECT u.x, u.y FROM (%2$s) AS p CROSS JOIN LATERAL (VALUES (p.a, p.b), (p.b, p.a)) AS u(x, y)',
+		EXECUTE pg_catalog.format('INSERT INTO %1$s_cand SELECT u.x, u.y, p.d FROM (%2$s) AS p CROSS JOIN LATERAL (VALUES (p.a, p.b), (p.b, p.a)) AS u(x, y)',
 			scratch, pairs_query);
 		GET DIAGNOSTICS npairs = ROW_COUNT;
 	END IF;
 	RAISE DEBUG 'simhash_mark_duplicates: % candidates within % bits, % in % s', npairs OPERATOR(pg_catalog./) 2, radius,
 		CASE WHEN nrows OPERATOR(pg_catalog.>=) 1000 THEN 'bands at recall 0.99' ELSE 'exact' END,
 		pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
-	-- 3. the shingle set and rank of every row in a candidate pair, on its shard
+	-- 3.-5. the shingle sets, sent and verified on the workers; the verified pairs with their ranks to the coordinator
 	phase := pg_catalog.clock_timestamp();
-	EXECUTE pg_catalog.format(
-		'CREATE UNLOGGED TABLE %1$s_sets AS SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text) AS s, t.r FROM (%2$s) AS t WITH NO DATA',
-		scratch, rows_query);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => tbl::pg_catalog.text);
-	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_sets SELECT t.k, @extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text), t.r FROM (%2$s) AS t '
-		'WHERE t.k %3$s ANY (SELECT c.x FROM %1$s_cand AS c)',
-		scratch, rows_query, key_ops[2]);
-
-	-- 4. the set of the pair's larger key to the shard of the smaller
-	EXECUTE pg_catalog.format(
-		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x WITH NO DATA',
-		scratch, key_ops[2]);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => tbl::pg_catalog.text);
-	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_sent SELECT c.y, c.x, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x '
-		'WHERE c.x %3$s c.y',
-		scratch, key_ops[2], key_ops[3]);
-
-	-- 5. verified on the shard of the smaller key; the verified pairs to the coordinator
-	EXECUTE pg_catalog.format(
-		'CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT c.ka, s.r AS ra, c.kb, c.rb FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k %3$s c.ka '
-		'WHERE @extschema@.shingle_similarity(s.s, c.sb) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
-		scratch, min_similarity, key_ops[2]);
+	EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT v.ka, v.ra, v.kb, v.rb FROM (%s) AS v',
+		@extschema@.simhash_dist_verify(scratch, rows_query, '@extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text)', key_ops, min_similarity));
 	GET DIAGNOSTICS npairs = ROW_COUNT;
 	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
 	IF mapped THEN

@@ -16,6 +16,8 @@
  *	                    k bits once; per-id tables
  *	  pairs_parallel.c  the tables shared among parallel workers, or not
  *	                    (pairs_enumerate)
+ *	  pairs_citus.c     a query of a Citus distributed table: the pairs found
+ *	                    and verified on the workers, instead of all the above
  *	  pairs_sql.c       the SQL functions, on top of the engine: a call's
  *	                    beginning and end
  *
@@ -58,6 +60,7 @@
 #define SIMHASH_PAIRS_H
 
 #include "simhash.h"
+#include "verify.h"
 
 #include "lib/hyperloglog.h"
 #include "port/atomics.h"
@@ -151,6 +154,10 @@ struct PairsState
 	bool		checking_ids;
 	bool		collapse;		/* identical fingerprints are to be collapsed */
 	bool		with_body;		/* the query has a third column, the body */
+	Oid			body_type;		/* its base type, when with_body */
+	bool		may_distribute; /* a query of Citus tables may run on the workers */
+	Datum		citus_tables;	/* an oid[] of the query's distributed tables
+								 * when it runs on the workers, else 0 */
 	bool		collapsing;
 	bool		collapsed;		/* rows are distinct fingerprints */
 	hyperLogLogState distinct;	/* of the fingerprints, when collapsing */
@@ -162,6 +169,7 @@ struct PairsState
 	PairsLink  *links;
 	BufFile    *links_file;		/* instead, when spilled */
 	int64		nlinks;
+	int64		links_len;		/* allocated, when added one by one */
 	MemoryContext map_cxt;		/* holds the per-id table (its own context) */
 	Size		map_limit;		/* of the per-id table */
 
@@ -277,9 +285,11 @@ extern void pairs_split(PairsState *st, const PairsKey *key, BufFile *input, int
 						uint64 seed, PairsPartFn fn, void *arg);
 extern void pairs_group(PairsState *st, const PairsKey *key, PairsGroupFn fn);
 extern void pairs_check_ids(PairsState *st);
+extern void pairs_duplicate_id(PairsState *st, int64 id);
 
 /* pairs_query.c */
 extern void pairs_read_query(PairsState *st, const char *query);
+extern void pairs_add_row(PairsState *st, int64 id, const uint64 *fp);
 
 /* pairs_collapse.c */
 extern void pairs_collapse(PairsState *st);
@@ -290,6 +300,13 @@ extern void pairs_tables(PairsState *st);
 extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);
 extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
 extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);
+
+/* pairs_citus.c */
+extern Datum pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt);
+extern void pairs_read_linked(PairsState *st, SPIPlanPtr plan, ParamListInfo params, VerifyState *vs,
+							  PairsCallback emit, VerifyPairFn vemit, void *arg);
+extern void pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const char *rows,
+							PairsCallback emit, VerifyPairFn vemit, void *arg);
 
 /* pairs_parallel.c */
 extern int	simhash_band_workers;

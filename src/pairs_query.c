@@ -106,6 +106,7 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 	if (!st->with_body)
 		return;
 	body_type = TupleDescAttr(desc, natts - 1)->atttypid;
+	st->body_type = getBaseType(body_type);
 	if (!verify_body_type_ok(body_type))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -114,7 +115,8 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errhint("%s " VERIFY_BODY_TYPES_HINT, write_it)));
 }
 
-static void
+/* a row of the query, into memory or the spill file */
+void
 pairs_add_row(PairsState *st, int64 id, const uint64 *fp)
 {
 	PairsRow   *row;
@@ -246,6 +248,12 @@ pairs_read_query(PairsState *st, const char *query)
 	pairs_check_columns(st, desc);
 	st->rows_len = 1024;
 	st->rows = pairs_resize(st, NULL, st->rows_len);
+	/* a query of a Citus distributed table: run later, on the workers */
+	if (st->may_distribute && (st->citus_tables = pairs_citus_tables(plan, st->cxt)) != (Datum) 0)
+	{
+		SPI_finish();
+		return;
+	}
 
 	receiver.pub.receiveSlot = pairs_receive;
 	receiver.st = st;

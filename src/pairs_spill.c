@@ -118,14 +118,21 @@ pairs_check_unique(PairsState *st, const PairsKey *key, const PairsRow *rows, in
 
 		CHECK_FOR_INTERRUPTS();
 		if (id == PAIRS_ROW(st, rows, i - 1)->id)
-			ereport(ERROR,
-					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("id %lld appears more than once in the query result",
-							(long long) id),
-					 errdetail("%s reports rows by their id, and id %lld names more than one row.",
-							   st->fname, (long long) id),
-					 errhint("The first column of the query must identify its rows, for example a primary key or row_number() OVER ().")));
+			pairs_duplicate_id(st, id);
 	}
+}
+
+/* the error of an id that names more than one row */
+void
+pairs_duplicate_id(PairsState *st, int64 id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CARDINALITY_VIOLATION),
+			 errmsg("id %lld appears more than once in the query result",
+					(long long) id),
+			 errdetail("%s reports rows by their id, and id %lld names more than one row.",
+					   st->fname, (long long) id),
+			 errhint("The first column of the query must identify its rows, for example a primary key or row_number() OVER ().")));
 }
 
 /* ---- spilled rows: sorting partitions ---- */

@@ -13,7 +13,10 @@
  * count as pairs; the clusters and the kept rows are then made of those, by
  * the same code.  A verified form does not collapse identical fingerprints,
  * since their bodies may differ.  A call begins by reading its query and
- * planning the tables (pairs_begin) and ends by freeing what it holds.
+ * planning the tables (pairs_begin) and ends by freeing what it holds; on a
+ * query of a Citus distributed table, the pairs come from the workers
+ * instead (pairs_citus.c).  simhash_link() links rows and pairs that a query
+ * gives with the same code.
  */
 #include "pairs.h"
 #include "ball.h"
@@ -39,11 +42,12 @@
 /*
  * runs the query (argument 0, with a body column when with_body), checks the
  * ids, collapses identical fingerprints when asked and plans the tables for
- * the distance of argument 1
+ * the distance of argument 1; with distribute, a query of a Citus distributed
+ * table is only checked here, and run on the workers by pairs_run()
  */
 static void
 pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool collapse,
-			bool with_body)
+			bool with_body, bool distribute)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		k = PG_GETARG_INT32(1);
@@ -57,6 +61,7 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	st->fname = fname;
 	st->collapse = collapse;
 	st->with_body = with_body;
+	st->may_distribute = distribute;
 	st->fn_oid = fcinfo->flinfo->fn_oid;
 	st->max_distance = k;
 	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash pairs", ALLOCSET_DEFAULT_SIZES);
@@ -64,6 +69,8 @@ pairs_begin(PairsState *st, FunctionCallInfo fcinfo, const char *fname, bool col
 	st->next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
 
 	pairs_read_query(st, query);
+	if (st->citus_tables != (Datum) 0)
+		return;
 	if (st->file == NULL)
 	{
 		st->scratch_len = st->nrows;
@@ -114,12 +121,20 @@ pairs_verification(FunctionCallInfo fcinfo, bool verified)
 /*
  * Every pair within k bits to emit(id_a, id_b, distance, arg); verified (vs),
  * every such pair whose bodies are similar enough to vemit, with their
- * similarity.
+ * similarity.  On the Citus workers for a query of a distributed table, and
+ * then with rows, the rows come to the coordinator for pairs_for_each_row().
  */
 static void
-pairs_run(PairsState *st, VerifyState *vs, FunctionCallInfo fcinfo,
+pairs_run(PairsState *st, VerifyState *vs, FunctionCallInfo fcinfo, bool rows,
 		  PairsCallback emit, VerifyPairFn vemit, void *arg)
 {
+	if (st->citus_tables != (Datum) 0)
+	{
+		pairs_citus_run(st, fcinfo, vs, !rows ? "pairs" : st->collapse ? "collapse" : "rows", emit, vemit, arg);
+		if (vs != NULL)
+			verify_end(vs);
+		return;
+	}
 	if (vs == NULL)
 	{
 		pairs_enumerate(st, emit, arg);
@@ -137,8 +152,8 @@ pairs_function(FunctionCallInfo fcinfo, bool verified)
 	VerifyState *vs = pairs_verification(fcinfo, verified);
 	PairsState	st;
 
-	pairs_begin(&st, fcinfo, "simhash_pairs", false, verified);
-	pairs_run(&st, vs, fcinfo, pairs_put_pair, verify_put_pair, fcinfo->resultinfo);
+	pairs_begin(&st, fcinfo, "simhash_pairs", false, verified, true);
+	pairs_run(&st, vs, fcinfo, false, pairs_put_pair, verify_put_pair, fcinfo->resultinfo);
 	pairs_end(&st);
 	return (Datum) 0;
 }
@@ -188,7 +203,7 @@ simhash_pairs_share(PG_FUNCTION_ARGS)
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("simhash.pairs_recall", psprintf("%.17g", recall),
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	pairs_begin(&st, fcinfo, "simhash_pairs_share", false, false);
+	pairs_begin(&st, fcinfo, "simhash_pairs_share", false, false, false);
 	st.share = share;
 	st.shares = shares;
 	pairs_enumerate(&st, pairs_put_pair, fcinfo->resultinfo);
@@ -280,35 +295,20 @@ cluster_union_verified(int64 id_a, int64 id_b, int distance, double similarity, 
 	cluster_union(id_a, id_b, distance, arg);
 }
 
-static Datum
-clusters_function(FunctionCallInfo fcinfo, bool verified)
+/* the union-find of a call */
+static void
+clusters_begin(ClustersState *cs, PairsState *st, FunctionCallInfo fcinfo)
 {
-	VerifyState *vs = pairs_verification(fcinfo, verified);
-	PairsState	st;
-	ClustersState cs;
-
-	pairs_begin(&st, fcinfo, "simhash_clusters", !verified, verified);
-	cs.st = &st;
-	cs.nodes = pairs_id_map(&st, "simhash_clusters nodes", sizeof(ClusterNode));
-	cs.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	pairs_run(&st, vs, fcinfo, cluster_union, cluster_union_verified, &cs);
-	pairs_for_each_row(&st, cluster_put_row, &cs);
-	pairs_end(&st);
-	return (Datum) 0;
+	cs->st = st;
+	cs->nodes = pairs_id_map(st, "simhash_clusters nodes", sizeof(ClusterNode));
+	cs->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 }
 
-PG_FUNCTION_INFO_V1(simhash_clusters);
-Datum
-simhash_clusters(PG_FUNCTION_ARGS)
+/* every row to the result, with the smallest id of its cluster */
+static void
+clusters_end(ClustersState *cs)
 {
-	return clusters_function(fcinfo, false);
-}
-
-PG_FUNCTION_INFO_V1(simhash_clusters_verified);
-Datum
-simhash_clusters_verified(PG_FUNCTION_ARGS)
-{
-	return clusters_function(fcinfo, true);
+	pairs_for_each_row(cs->st, cluster_put_row, cs);
 }
 
 /*
@@ -399,53 +399,157 @@ dedup_put_pair_verified(int64 id_a, int64 id_b, int distance, double similarity,
 	dedup_put_pair(id_a, id_b, distance, arg);
 }
 
-static Datum
-dedup_function(FunctionCallInfo fcinfo, bool verified)
+/* the sort of the pairs by (id_b, id_a) and the dropped ids of a call */
+static void
+dedup_begin(DedupState *ds, PairsState *st, FunctionCallInfo fcinfo)
 {
-	VerifyState *vs = pairs_verification(fcinfo, verified);
-	PairsState	st;
-	DedupState	ds;
 	TupleDesc	desc;
 	AttrNumber	columns[2] = {1, 2};
 	Oid			operators[2] = {Int8LessOperator, Int8LessOperator};
 	Oid			collations[2] = {InvalidOid, InvalidOid};
 	bool		nulls_first[2] = {false, false};
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
 
-	pairs_begin(&st, fcinfo, "simhash_dedup", !verified, verified);
-
-	old = MemoryContextSwitchTo(st.cxt);
 	desc = CreateTemplateTupleDesc(2);
 	TupleDescInitEntry(desc, 1, "id_b", INT8OID, -1, 0);
 	TupleDescInitEntry(desc, 2, "id_a", INT8OID, -1, 0);
-	ds.slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	ds.sort = tuplesort_begin_heap(desc, 2, columns, operators, collations, nulls_first,
-								   work_mem, NULL, TUPLESORT_NONE);
+	ds->slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	ds->sort = tuplesort_begin_heap(desc, 2, columns, operators, collations, nulls_first,
+									work_mem, NULL, TUPLESORT_NONE);
 	MemoryContextSwitchTo(old);
-	ds.st = &st;
-	ds.dropped = pairs_id_map(&st, "simhash_dedup dropped ids", sizeof(DedupEntry));
-	ds.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ds->st = st;
+	ds->dropped = pairs_id_map(st, "simhash_dedup dropped ids", sizeof(DedupEntry));
+	ds->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+}
 
-	pairs_run(&st, vs, fcinfo, dedup_put_pair, dedup_put_pair_verified, &ds);
-	dedup_decide(&ds);
-	pairs_for_each_row(&st, dedup_put_row, &ds);
-	ExecDropSingleTupleTableSlot(ds.slot);
+/* the kept rows decided, every row to the result */
+static void
+dedup_end(DedupState *ds)
+{
+	dedup_decide(ds);
+	pairs_for_each_row(ds->st, dedup_put_row, ds);
+	ExecDropSingleTupleTableSlot(ds->slot);
+}
+
+/* simhash_clusters() (center false) or simhash_dedup(), verified or not */
+static Datum
+linkage_function(FunctionCallInfo fcinfo, bool verified, bool center)
+{
+	VerifyState *vs = pairs_verification(fcinfo, verified);
+	PairsState	st;
+	ClustersState cs;
+	DedupState	ds;
+
+	pairs_begin(&st, fcinfo, center ? "simhash_dedup" : "simhash_clusters", !verified, verified, true);
+	if (center)
+	{
+		dedup_begin(&ds, &st, fcinfo);
+		pairs_run(&st, vs, fcinfo, true, dedup_put_pair, dedup_put_pair_verified, &ds);
+		dedup_end(&ds);
+	}
+	else
+	{
+		clusters_begin(&cs, &st, fcinfo);
+		pairs_run(&st, vs, fcinfo, true, cluster_union, cluster_union_verified, &cs);
+		clusters_end(&cs);
+	}
 	pairs_end(&st);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(simhash_clusters);
+Datum
+simhash_clusters(PG_FUNCTION_ARGS)
+{
+	return linkage_function(fcinfo, false, false);
+}
+
+PG_FUNCTION_INFO_V1(simhash_clusters_verified);
+Datum
+simhash_clusters_verified(PG_FUNCTION_ARGS)
+{
+	return linkage_function(fcinfo, true, false);
 }
 
 PG_FUNCTION_INFO_V1(simhash_dedup);
 Datum
 simhash_dedup(PG_FUNCTION_ARGS)
 {
-	return dedup_function(fcinfo, false);
+	return linkage_function(fcinfo, false, true);
 }
 
 PG_FUNCTION_INFO_V1(simhash_dedup_verified);
 Datum
 simhash_dedup_verified(PG_FUNCTION_ARGS)
 {
-	return dedup_function(fcinfo, true);
+	return linkage_function(fcinfo, true, true);
+}
+
+/*
+ * ---- simhash_link: the linkage of given rows and pairs ----
+ *
+ * simhash_link(query, linkage): the query returns every row as (id, id,
+ * NULL, NULL) and every pair as (id_a < id_b, distance, similarity), as
+ * simhash_query_distributed() does; the result is simhash_clusters()'s
+ * (linkage 'single') or simhash_dedup()'s ('center') over them.  The forms
+ * with a rank run it on a Citus distributed table: the pairs found on the
+ * workers by their ids, numbered on the coordinator in (rank, id) order.
+ */
+PG_FUNCTION_INFO_V1(simhash_link);
+Datum
+simhash_link(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *linkage = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	bool		center = strcmp(linkage, "center") == 0;
+	PairsState	st;
+	ClustersState cs;
+	DedupState	ds;
+	SPIPlanPtr	plan;
+	TupleDesc	desc;
+
+	if (!center && strcmp(linkage, "single") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized linkage: \"%s\"", linkage),
+				 errhint("The linkage is 'single' or 'center'.")));
+	InitMaterializedSRF(fcinfo, 0);
+	memset(&st, 0, sizeof(PairsState));
+	st.fname = "simhash_link";
+	st.fn_oid = fcinfo->flinfo->fn_oid;
+	st.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash link", ALLOCSET_DEFAULT_SIZES);
+	st.budget = (Size) work_mem * 1024;
+	st.words = 1;
+	st.width = SIMHASH_BITS;
+	st.row_size = sizeof(PairsRow);
+	st.rows_len = 1024;
+	st.rows = pairs_resize(&st, NULL, st.rows_len);
+	st.next_notice = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PAIRS_NOTICE_INTERVAL_MS);
+	if (center)
+		dedup_begin(&ds, &st, fcinfo);
+	else
+		clusters_begin(&cs, &st, fcinfo);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = verify_prepare_query(query, "query must return four columns: id_a bigint, id_b bigint, distance integer, similarity float8",
+								NULL, &desc, NULL);
+	if (desc->natts != 4 || TupleDescAttr(desc, 0)->atttypid != INT8OID || TupleDescAttr(desc, 1)->atttypid != INT8OID ||
+		TupleDescAttr(desc, 2)->atttypid != INT4OID || TupleDescAttr(desc, 3)->atttypid != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("query must return four columns: id_a bigint, id_b bigint, distance integer, similarity float8")));
+	if (center)
+		pairs_read_linked(&st, plan, NULL, NULL, dedup_put_pair, NULL, &ds);
+	else
+		pairs_read_linked(&st, plan, NULL, NULL, cluster_union, NULL, &cs);
+	SPI_finish();
+	if (center)
+		dedup_end(&ds);
+	else
+		clusters_end(&cs);
+	pairs_end(&st);
+	return (Datum) 0;
 }
 
 /*

@@ -417,16 +417,110 @@ if grep -q "ERROR:  42501: permission denied for table mkc" <<<"$out" && grep -q
 else
 	fail "UPDATE on the mark column only" "$(head -c 300 <<<"$out")"
 fi
-# a query-text form on the distributed table: each shard runs the query as
-# written (the fingerprints there), every row comes to the coordinator (the
-# verified form reads the query twice: the fingerprints, then the bodies),
-# and the pairs, the verification and the linkage are the coordinator's
-bq="SELECT id, shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1), body FROM %s WHERE body IS NOT NULL"
+# the query-text forms on a query of the distributed table (after the inserts
+# and deletes above): the same rows as on the local table, for every form,
+# verified or not, every linkage, with and without a rank, 256, 128 and 64 bits
+fp256="shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1)"
+for t in mk mk_loc; do
+	eval "q256_$t=\"SELECT id, $fp256 FROM $t\""
+	eval "v256_$t=\"SELECT id, $fp256, body FROM $t\""
+	eval "r256_$t=\"SELECT id, $fp256, body, created FROM $t\""
+done
+# form NAME CALL: CALL on mk = on mk_loc, with Q256 (id, fingerprint), V256
+# (and the body), R256 (and a rank) or TBL for the table in CALL
+form() {
+	local d=${2//Q256/$q256_mk} l=${2//Q256/$q256_mk_loc}
+	d=${d//V256/$v256_mk} l=${l//V256/$v256_mk_loc}
+	d=${d//R256/$r256_mk} l=${l//R256/$r256_mk_loc}
+	same "$1" "${d//TBL/mk}" "${l//TBL/mk_loc}"
+}
+form "query-text simhash_pairs, 256 bits" "SELECT * FROM simhash_pairs('Q256', 49)"
+form "query-text simhash_pairs, verified" "SELECT * FROM simhash_pairs('V256', 49, 0.8, 3, 'auto')"
+form "query-text simhash_pairs, 64 bits" "SELECT * FROM simhash_pairs('SELECT id, simhash(body) FROM TBL', 6)"
+form "query-text simhash_pairs, 128 bits, verified" "SELECT * FROM simhash_pairs('SELECT id, simhash128(body), body FROM TBL', 12, 0.6)"
+form "query-text simhash_pairs, 128 bits, a stored shingle set" "SELECT * FROM simhash_pairs('SELECT id, simhash128(body), shingle_set(body) FROM TBL', 12, 0.6)"
+form "query-text simhash_clusters" "SELECT * FROM simhash_clusters('Q256', 49)"
+form "query-text simhash_clusters, verified" "SELECT * FROM simhash_clusters('V256', 49, 0.8, 3, 'auto')"
+form "query-text simhash_clusters, 'center'" "SELECT * FROM simhash_clusters('Q256', 49, 'center')"
+form "query-text simhash_clusters, verified, 'center', a rank" "SELECT * FROM simhash_clusters('R256', 49, 0.8, 'center', 3, 'auto')"
+form "query-text simhash_clusters, verified, 'single', a rank" "SELECT * FROM simhash_clusters('R256', 49, 0.8, 'single', 3, 'auto')"
+form "query-text simhash_dedup" "SELECT * FROM simhash_dedup('Q256', 49)"
+form "query-text simhash_dedup, verified" "SELECT * FROM simhash_dedup('V256', 49, 0.8, 3, 'auto')"
+form "query-text simhash_dedup, verified, 'single'" "SELECT * FROM simhash_dedup('V256', 49, 0.8, 'single', 3, 'auto')"
+form "query-text simhash_dedup, verified, 'center', a rank" "SELECT * FROM simhash_dedup('R256', 49, 0.8, 'center', 3, 'auto')"
+agree "query-text simhash_dedup, 64 bits, simhash.pairs_recall = 0.9" \
+	"$(q -c "SET simhash.pairs_recall = 0.9" -c "SELECT count(*) || ' ' || md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('SELECT id, simhash(body) FROM mk', 8) d")" \
+	"$(q -c "SET simhash.pairs_recall = 0.9" -c "SELECT count(*) || ' ' || md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('SELECT id, simhash(body) FROM mk_loc', 8) d")"
+form "query-text simhash_lineage, verified" "SELECT * FROM simhash_lineage('V256', 49, 0.8, 'center', 3, 'auto')"
+form "query-text simhash_lineage, 'single', a rank" "SELECT * FROM simhash_lineage('SELECT id, $fp256, created FROM TBL', 49, 'single')"
+form "query-text simhash_dedup_keyed, verified, a rank" "SELECT * FROM simhash_dedup_keyed(NULL::bigint, 'R256', 49, 0.8)"
+# the verified dedup on the workers: the query's ids and fingerprints stay
+# on its shards (an INSERT ... SELECT pushed down to them), the shards read
+# the bodies of the rows in candidate pairs, no shard query
+# returns a body to the coordinator (a query on a shard that is not a
+# repartitioning, with the body), which receives each row's id once and the
+# verified pairs
 out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
-	-c "SELECT 'kept ' || count(*) FROM simhash_dedup('$(printf "$bq" mk)', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL" 2>&1 || true)
-got="$(grep -c 'issuing SELECT id, public.shingle_simhash128' <<<"$out") shard queries, $(grep -c 'issuing.*simhash_dedup' <<<"$out") with simhash_dedup, $(grep -E '^kept' <<<"$out")"
-want="64 shard queries, 0 with simhash_dedup, $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$(printf "$bq" mk_loc)', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
-if [ "$got" = "$want" ]; then pass "simhash_dedup on a query of the distributed table: rows pulled, run on the coordinator ($got)"; else fail "simhash_dedup on a query of the distributed table" "got '$got', expected '$want'"; fi
+	-c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL" 2>&1 || true)
+# count PATTERN: the lines of $out that match
+count() { grep -c -- "$1" <<<"$out" || true; }
+# bodies: the columns of shard queries whose rows come to the coordinator
+# (not a repartitioning) that are a body
+bodies() {
+	grep 'issuing SELECT' <<<"$out" | grep -v 'worker_partition_query_result\|fetch_intermediate_results' |
+		sed 's/.*issuing SELECT //; s/ FROM .*//' | tr ',' '\n' | grep -cE '^ *([a-z_0-9]+\.)?body( AS .*)?$' || true
+}
+got="$(count 'issuing INSERT INTO public.simhash_query_[0-9]*_rows_[0-9]* .*SELECT q.id, q.fp0, q.fp1 FROM (SELECT mk.id, public.shingle_simhash128') pushed-down inserts of the rows"
+got+=", $(count 'issuing INSERT INTO public.simhash_query_[0-9]*_sets_[0-9]* .*FROM (SELECT mk.id') of the candidates' sets"
+got+=", $(bodies) shard queries that return a body"
+got+=", $(count 'issuing SELECT array_agg(id ORDER BY id)') of the ids"
+got+=", $(count 'issuing SELECT c.ka, c.kb, c.d, public.shingle_similarity') of the verified pairs"
+got+=", $(count 'issuing COPY') copies from the coordinator, $(grep -E '^kept' <<<"$out")"
+want="32 pushed-down inserts of the rows, 32 of the candidates' sets, 0 shard queries that return a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
+want+=", $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
+if [ "$got" = "$want" ]; then pass "verified simhash_dedup on a query of the distributed table runs on the workers ($got)"; else fail "verified simhash_dedup on the workers" "got '$got', expected '$want'"; fi
+# with a rank, and the lineage: the pairs found on the workers by their ids,
+# the ids and ranks read once more (no body), numbered on the coordinator
+out=$(q -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" \
+	-c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk', 49, 0.8, 'center', 3, 'auto')" 2>&1 || true)
+got="$(bodies) shard queries that return a body"
+got+=", $(count 'issuing SELECT id, created AS rank FROM public.mk_[0-9]* mk') of the ids and ranks, $(grep -E '^rows' <<<"$out")"
+want="0 shard queries that return a body, 32 of the ids and ranks, $(q -c "SELECT 'rows ' || count(*) FROM simhash_lineage('$r256_mk_loc', 49, 0.8, 'center', 3, 'auto')")"
+if [ "$got" = "$want" ]; then pass "verified simhash_lineage with a rank on the workers ($got)"; else fail "verified simhash_lineage with a rank on the workers" "got '$got', expected '$want'"; fi
+# on the workers when the query reads a distributed table (in a subquery
+# too), not for a local or a reference table, nor on a worker
+expect "the query-text forms run on the workers for a distributed table only" \
+	"CREATE TABLE mk_ref (id bigint PRIMARY KEY, body text); SELECT create_reference_table('mk_ref');
+	 SELECT simhash_query_on_workers('SELECT id FROM mk') || ' ' || simhash_query_on_workers('SELECT id FROM mk_loc') || ' '
+		|| simhash_query_on_workers('SELECT id FROM mk_ref') || ' ' || simhash_query_on_workers('SELECT m.id FROM mk_loc m WHERE m.id IN (SELECT id FROM mk)')" \
+	"true false false true"
+agree "the query-text forms run on the coordinator when called on a worker" \
+	"$(psql_on $((CITUS_COORDINATOR_PORT + 1)) -c "SELECT simhash_query_on_workers('SELECT id FROM mk')")" "f"
+# the checks of one server: a NULL id, a repeated id; a read-only
+# transaction runs the query on the coordinator, with the same answer
+expect "query-text form on the workers: a NULL id is an error (22004)" \
+	"DO \$\$ BEGIN PERFORM simhash_dedup('SELECT CASE WHEN id = 5 THEN NULL ELSE id END, simhash(body) FROM mk', 3); RAISE EXCEPTION 'not refused';
+		EXCEPTION WHEN null_value_not_allowed THEN NULL; END \$\$; SELECT 'ok'" "ok"
+expect "query-text form on the workers: a repeated id is an error (21000)" \
+	"DO \$\$ BEGIN PERFORM simhash_clusters('SELECT id % 1000, simhash(body), body FROM mk', 3, 0.8); RAISE EXCEPTION 'not refused';
+		EXCEPTION WHEN cardinality_violation THEN NULL; END \$\$; SELECT 'ok'" "ok"
+agree "query-text form in a read-only transaction: on the coordinator, the same kept rows" \
+	"$(q -c "BEGIN READ ONLY" -c "SELECT md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto') d" -c "COMMIT")" \
+	"$(q -c "SELECT md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') d")"
+# cancelled NAME TIMEOUT CALL PATTERN: CALL under statement_timeout =
+# TIMEOUT is cancelled, and leaves no table named LIKE PATTERN on any node
+cancelled() {
+	local out
+	out=$(q -c "SET statement_timeout = '$2'" -c "$3" 2>&1 || true)
+	if grep -q "canceling statement due to statement timeout" <<<"$out"; then
+		pass "a cancel on the coordinator stops $1"
+	else
+		fail "a cancel on the coordinator stops $1" "$(head -c 200 <<<"$out")"
+	fi
+	expect "no scratch table of $1 left on any node" \
+		"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE '$4'\$\$)" "0"
+}
+cancelled "a query-text form" 150ms "SELECT count(*) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto')" "simhash_query_%"
 expect "small table (exact tables, below 1,000 rows): = the single-node call" \
 	"CREATE TABLE mk_small AS SELECT * FROM mk_loc WHERE id % 5 = 0; ALTER TABLE mk_small ADD PRIMARY KEY (id);
 	 CREATE TABLE mk_small_d (LIKE mk_small INCLUDING ALL); SELECT create_distributed_table('mk_small_d', 'id');
@@ -439,14 +533,7 @@ expect "uuid key, an empty table, then one row: nothing marked" \
 	 CREATE TEMPORARY TABLE none_marked AS SELECT simhash_mark_duplicates('mk_none', 'body', 'dup') AS n;
 	 INSERT INTO mk_none VALUES ('00000000-0000-0000-0000-000000000001', 'one text of a few words', NULL);
 	 SELECT (SELECT n FROM none_marked) || ' ' || simhash_mark_duplicates('mk_none', 'body', 'dup')" "0 0"
-out=$(q -c "SET statement_timeout = '100ms'" -c "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" 2>&1 || true)
-if grep -q "canceling statement due to statement timeout" <<<"$out"; then
-	pass "a cancel on the coordinator stops the call"
-else
-	fail "a cancel on the coordinator stops the call" "$(head -c 200 <<<"$out")"
-fi
-expect "no scratch table left on any node" \
-	"SELECT sum(result::int) FROM run_command_on_all_nodes(\$\$SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_mark_%'\$\$)" "0"
+cancelled "simhash_mark_duplicates" 100ms "SELECT simhash_mark_duplicates('mk', 'body', 'dup')" "simhash_mark_%"
 expect "a composite primary key: an error (0A000)" \
 	"CREATE TABLE mk_pair (id bigint, part int, body text, dup bigint, PRIMARY KEY (id, part)); SELECT create_distributed_table('mk_pair', 'id');
 	 DO \$\$ BEGIN PERFORM simhash_mark_duplicates('mk_pair', 'body', 'dup'); RAISE EXCEPTION 'not refused';

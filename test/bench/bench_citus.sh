@@ -9,8 +9,9 @@
 #     and by shard count: pgbench, one client, median of 3 runs of the average.
 #  2. simhash_nearest(..., 10) of a random fingerprint: latency (16 cached
 #     connections per worker), and remote commands per call.
-#  3. Whole-table pairs within 3 bits: simhash_pairs on one node against the
-#     block-keyed self-join on the workers (4 and 5 blocks: 4 and 10 keys per
+#  3. Whole-table pairs within 3 bits: simhash_pairs on one node, on the
+#     32-shard table (on the workers, and in a READ ONLY transaction: the rows
+#     pulled to the coordinator), against the block-keyed self-join on the workers (4 and 5 blocks: 4 and 10 keys per
 #     row, 32 shards), with the time to fill the key table; same pairs checked.
 # Needs Citus (../shared/vendor/build-citus.sh).  CITUS_PORT as in test/citus.sh.
 set -euo pipefail
@@ -103,8 +104,10 @@ for run in 1 2 3; do
 	echo "simhash_pairs on one node (local table), run $run: $(seconds cq -c "SET work_mem = '1GB'" \
 		-c "SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM loc', 3)") s"
 done
-echo "simhash_pairs over d32 (rows pulled to the coordinator): $(seconds cq -c "SET work_mem = '1GB'" \
+echo "simhash_pairs over d32 (on the workers): $(seconds cq -c "SET work_mem = '1GB'" \
 	-c "SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM d32', 3)") s"
+echo "simhash_pairs over d32 (READ ONLY: rows pulled to the coordinator): $(seconds cq -c "SET work_mem = '1GB'" \
+	-c "BEGIN READ ONLY" -c "SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM d32', 3)" -c "COMMIT") s"
 for nb in 4 5; do
 	keys=keys$nb
 	cq -c "SET citus.shard_count = 32" -c "CREATE TABLE $keys (key bigint, tab int, id bigint, fp simhash)" \

@@ -4,6 +4,7 @@
 # the single-node call on the same rows.
 #   bash test/bench/bench_citus_mark.sh [N]      (default 100000; as root)
 #   KEY_TYPES='bigint uuid' bash test/bench/bench_citus_mark.sh [N]
+#   BENCH_FORM=query bash test/bench/bench_citus_mark.sh [N]
 # N documents of test/bench/gen_corpus.py (or the first N of MARK_DOCS, a file
 # of id <TAB> body that the server can read), for each key type of KEY_TYPES
 # (bigint, uuid, text; default bigint) in a local table on the coordinator
@@ -18,6 +19,15 @@
 # call the bytes that the coordinator's backend received on its TCP sockets
 # (ss; every connection to the workers kept open until the session ends)
 # against the verified pairs; then the marks of the two tables compared.
+# BENCH_FORM=query (bigint keys) times the query-text form instead,
+#   simhash_dedup('SELECT id, shingle_simhash128(body, 3, ''auto'', 0),
+#   shingle_simhash128(body, 3, ''auto'', 1), body FROM T', 49, 0.8, 3, 'auto')
+# at simhash.pairs_recall = 0.99 (the radius and recall of the marks), on the
+# local table, on the distributed one (on the workers), and on the
+# distributed one in a READ ONLY transaction (the query's rows pulled to the
+# coordinator, which does the rest); each prints the duplicates and an md5
+# of every (id, duplicate_of).  Then simhash_pairs() of the same arguments
+# on the distributed table: the verified pairs, their number and md5.
 # CITUS_PORT as in test/citus.sh (the workers use the next two ports).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +39,8 @@ export PATH="$("$PG_CONFIG" --bindir):$PATH"
 n=${1:-100000}
 runs=${MARK_RUNS:-1}
 key_types=${KEY_TYPES:-bigint}
+form=${BENCH_FORM:-mark}
+case $form in mark) ;; query) key_types=bigint ;; *) echo "bench_citus_mark: BENCH_FORM: $form is not mark or query" >&2; exit 2 ;; esac
 for t in $key_types; do
 	case $t in bigint | uuid | text) ;; *) echo "bench_citus_mark: KEY_TYPES: $t is not bigint, uuid or text" >&2; exit 2 ;; esac
 done
@@ -84,7 +96,21 @@ cpu() {
 }
 hz=$(getconf CLK_TCK)
 nodes="coordinator worker1 worker2"
-# timed LABEL TABLE SETTINGS: one call in a new session
+# call TABLE [pairs]: the timed statement, its result in a column named marked
+call() {
+	local q="'SELECT id, shingle_simhash128(body, 3, ''auto'', 0), shingle_simhash128(body, 3, ''auto'', 1), body FROM $1', 49, 0.8, 3, 'auto'"
+	if [ "$form" = mark ]; then
+		echo "SELECT simhash_mark_duplicates('$1', 'body', 'dup') AS marked;"
+	elif [ "${2:-}" = pairs ]; then
+		echo "SET simhash.pairs_recall = 0.99;"
+		echo "SELECT count(*) || ' ' || md5(string_agg(p::text, ',' ORDER BY p::text)) AS marked FROM simhash_pairs($q) AS p;"
+	else
+		echo "SET simhash.pairs_recall = 0.99;"
+		echo "SELECT count(duplicate_of) || ' ' || md5(string_agg(id || ':' || coalesce(duplicate_of::text, '-'), ',' ORDER BY id)) AS marked"
+		echo "FROM simhash_dedup($q);"
+	fi
+}
+# timed LABEL TABLE SETTINGS [pairs]: one call in a new session
 timed() {
 	local label=$1 tab=$2 set=$3 t0 t1 out node
 	declare -A c0
@@ -97,27 +123,32 @@ SET client_min_messages = debug1;
 SELECT pg_backend_pid() AS pid \gset
 \setenv BACKEND :pid
 \! ss -tinpH state established | awk -v p="pid=\$BACKEND," 'index(\$0, p) {f = 1; next} f && match(\$0, /bytes_received:[0-9]+/) {s += substr(\$0, RSTART + 15, RLENGTH - 15)} {f = 0} END {print "received before", s + 0}'
-SELECT simhash_mark_duplicates('$tab', 'body', 'dup') AS marked;
+$(call "$tab" "${4:-}")
 \! ss -tinpH state established | awk -v p="pid=\$BACKEND," 'index(\$0, p) {f = 1; next} f && match(\$0, /bytes_received:[0-9]+/) {s += substr(\$0, RSTART + 15, RLENGTH - 15)} {f = 0} END {print "received after", s + 0}'
 SQL
 )
 	t1=$(date +%s.%N)
 	sleep 1	# the session's processes exit and are reaped
-	printf '%s: %s s wall, %s marked;' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" "$(grep -E '^[0-9]+$' <<<"$out" | tail -n 1)"
+	printf '%s: %s s wall, %s marked;' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" "$(grep -E '^[0-9]+( [0-9a-f]{32})?$' <<<"$out" | tail -n 1)"
 	for node in $nodes; do
 		printf ' %s %s s CPU' "$node" "$(awk -v a="${c0[$node]}" -v b="$(cpu "$work/$node")" -v hz="$hz" 'BEGIN {printf "%.2f", (b - a) / hz}')"
 	done
 	echo
 	awk '/^received before/ {b = $3} /^received after/ {print "  coordinator backend received " $3 - b " bytes (its TCP sockets)"}' <<<"$out"
-	grep -oE 'simhash_mark_duplicates: .*' <<<"$out" | sed 's/^/  /'
+	grep -oE 'simhash_(mark_duplicates|query_distributed): .*' <<<"$out" | sed 's/^/  /' || true
 }
 for run in $(seq 1 "$runs"); do
 	for t in $key_types; do
 		cq -c "UPDATE loc_$t SET dup = NULL WHERE dup IS NOT NULL" -c "UPDATE dist_$t SET dup = NULL WHERE dup IS NOT NULL" -c "VACUUM loc_$t" -c "VACUUM dist_$t"
 		timed "$t keys, single node, run $run" "loc_$t" "SET max_parallel_workers_per_gather = 0;"
 		timed "$t keys, distributed, run $run" "dist_$t" ""
+		if [ "$form" = query ]; then
+			timed "$t keys, distributed, rows pulled to the coordinator (READ ONLY), run $run" "dist_$t" "BEGIN READ ONLY;"
+			timed "$t keys, distributed, simhash_pairs (the verified pairs), run $run" "dist_$t" "" pairs
+		fi
 	done
 done
+[ "$form" = mark ] || exit 0
 for t in $key_types; do
 	echo "$t keys: marks differing: $(cq -c "SELECT count(*) FROM ((SELECT id, dup FROM loc_$t EXCEPT SELECT id, dup FROM dist_$t) UNION ALL (SELECT id, dup FROM dist_$t EXCEPT SELECT id, dup FROM loc_$t)) x")"
 	# the verified pairs as the coordinator receives them: one row each (two

@@ -1,0 +1,313 @@
+/*
+ * pairs_citus.c
+ *	  simhash_pairs(), simhash_clusters() and simhash_dedup() (and every form
+ *	  built on them) on a query of a Citus distributed table: the rows stay
+ *	  on the workers, which find the pairs and verify them, and the
+ *	  coordinator receives only the (verified) pairs and, for the linkage,
+ *	  each row's id.
+ *
+ * The query is prepared and its shape checked as on one server (pairs_query.c);
+ * when it reads a table that Citus distributes (by hash, range or append: not
+ * a reference table nor a Citus local table), and this node is the
+ * coordinator of a transaction that may write, the PL/pgSQL function
+ * simhash_query_distributed() runs the pipeline in distributed statements and
+ * returns the rows with their representatives (the smallest id of their
+ * fingerprint when identical fingerprints are collapsed), then the pairs.
+ * The pairs go to the same callbacks as the engine's, and the rows become the
+ * rows and links that pairs_for_each_row() reports, so the linkage is the
+ * code of one server (simhash_link() reads rows and pairs of the same form
+ * from any query).  The pairs equal those of one server: the workers run
+ * the shares of the same plan (simhash_pairs_share()) over the same rows.
+ */
+#include "pairs.h"
+
+#include "access/xact.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/params.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+
+/* ---- is the query one of a distributed table? ---- */
+
+/* the relations of a query, its subqueries, CTEs and sublinks */
+static bool
+pairs_citus_relations(Node *node, List **relids)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+			*relids = list_append_unique_oid(*relids, rte->relid);
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, pairs_citus_relations, relids, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, pairs_citus_relations, relids);
+}
+
+/*
+ * Whether the prepared query (in the caller's SPI connection) runs on the
+ * workers: it reads a table that Citus distributes, this node is Citus's
+ * coordinator, the transaction may write (the intermediate results are
+ * tables) and the caller may create tables in the schema of the first such
+ * table.  If so, returns those tables, in the order of the query's range
+ * tables, as an oid[] in cxt; else 0.
+ */
+Datum
+pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt)
+{
+	List	   *relids = NIL;
+	ListCell   *lc;
+	Datum	   *oids;
+	ArrayType  *array;
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+	bool		isnull;
+	int			i = 0;
+	MemoryContext old;
+	Datum		tables;
+
+	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)) || XactReadOnly)
+		return (Datum) 0;
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
+		ListCell   *lq;
+
+		foreach(lq, source->query_list)
+			(void) pairs_citus_relations(lfirst(lq), &relids);
+	}
+	if (relids == NIL)
+		return (Datum) 0;
+	oids = palloc(list_length(relids) * sizeof(Datum));
+	foreach(lc, relids)
+		oids[i++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, i, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT t.tables FROM (SELECT pg_catalog.array_agg(u.r ORDER BY u.o) AS tables "
+							  "  FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(r, o) "
+							  "  JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) u.r "
+							  " WHERE p.partmethod OPERATOR(pg_catalog.<>) 'n') AS t "
+							  "WHERE t.tables IS NOT NULL "
+							  "  AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group AS g WHERE g.groupid OPERATOR(pg_catalog.=) 0) "
+							  "  AND pg_catalog.has_schema_privilege((SELECT c.relnamespace FROM pg_catalog.pg_class AS c "
+							  "    WHERE c.oid OPERATOR(pg_catalog.=) t.tables[1]), 'CREATE')",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the Citus tables of the query");
+	if (SPI_processed == 0)
+		return (Datum) 0;
+	array = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	old = MemoryContextSwitchTo(cxt);
+	tables = PointerGetDatum(DatumGetArrayTypePCopy(PointerGetDatum(array)));
+	MemoryContextSwitchTo(old);
+	return tables;
+}
+
+/*
+ * simhash_query_on_workers(query): whether the whole-table functions run
+ * the query on the Citus workers (pairs_citus_tables)
+ */
+PG_FUNCTION_INFO_V1(simhash_query_on_workers);
+Datum
+simhash_query_on_workers(PG_FUNCTION_ARGS)
+{
+	SPIPlanPtr	plan;
+	bool		on_workers;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(text_to_cstring(PG_GETARG_TEXT_PP(0)), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	on_workers = pairs_citus_tables(plan, CurrentMemoryContext) != (Datum) 0;
+	SPI_finish();
+	PG_RETURN_BOOL(on_workers);
+}
+
+/* ---- the pipeline on the workers ---- */
+
+typedef struct CitusReceiver
+{
+	DestReceiver pub;
+	PairsState *st;
+	VerifyState *vs;
+	PairsCallback emit;
+	VerifyPairFn vemit;
+	void	   *arg;
+} CitusReceiver;
+
+/* a row that shares the fingerprint of rep, a smaller id */
+static void
+pairs_citus_link(PairsState *st, int64 id, int64 rep)
+{
+	if (st->nlinks == st->links_len)
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+		st->links_len = Max(st->links_len * 2, 1024);
+		st->links = st->links == NULL ? palloc_extended(st->links_len * sizeof(PairsLink), MCXT_ALLOC_HUGE) :
+			repalloc_huge(st->links, st->links_len * sizeof(PairsLink));
+		MemoryContextSwitchTo(old);
+	}
+	st->links[st->nlinks].id = id;
+	st->links[st->nlinks].rep = rep;
+	st->nlinks++;
+}
+
+/*
+ * A row of simhash_query_distributed(): a pair (id_a, id_b, distance,
+ * similarity) to the callbacks, (distance NULL) a row (id, its
+ * representative) to the rows or the links, or (distance -1) the id of more
+ * than one row.
+ */
+static bool
+pairs_citus_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	CitusReceiver *r = (CitusReceiver *) self;
+	bool		isnull;
+	int64		a;
+	int64		b;
+	Datum		distance;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	a = DatumGetInt64(slot->tts_values[0]);
+	b = DatumGetInt64(slot->tts_values[1]);
+	distance = slot_getattr(slot, 3, &isnull);
+	if (!isnull && DatumGetInt32(distance) < 0)
+		pairs_duplicate_id(r->st, a);
+	if (!isnull)
+	{
+		if (r->vs != NULL)
+			r->vemit(a, b, DatumGetInt32(distance), DatumGetFloat8(slot->tts_values[3]), r->arg);
+		else
+			r->emit(a, b, DatumGetInt32(distance), r->arg);
+		return true;
+	}
+	if (a == b)
+	{
+		uint64		words[PAIRS_MAX_WORDS] = {0};
+
+		pairs_add_row(r->st, a, words);
+	}
+	else
+		pairs_citus_link(r->st, a, b);
+	return true;
+}
+
+static void
+pairs_citus_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+pairs_citus_nothing(DestReceiver *self)
+{
+}
+
+/*
+ * Runs the prepared plan (with params, or NULL) of a query that returns
+ * (id_a, id_b, distance, similarity) as simhash_query_distributed() does:
+ * every pair to emit (or, with vs, vemit) with arg, every row into st's rows
+ * or links, for pairs_for_each_row()
+ */
+void
+pairs_read_linked(PairsState *st, SPIPlanPtr plan, ParamListInfo params, VerifyState *vs,
+				  PairsCallback emit, VerifyPairFn vemit, void *arg)
+{
+	SPIExecuteOptions options;
+	CitusReceiver receiver;
+	int			rc;
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = pairs_citus_receive;
+	receiver.pub.rStartup = pairs_citus_startup;
+	receiver.pub.rShutdown = pairs_citus_nothing;
+	receiver.pub.rDestroy = pairs_citus_nothing;
+	receiver.pub.mydest = DestNone;
+	receiver.st = st;
+	receiver.vs = vs;
+	receiver.emit = emit;
+	receiver.vemit = vemit;
+	receiver.arg = arg;
+	memset(&options, 0, sizeof(options));
+	options.params = params;
+	options.dest = &receiver.pub;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+
+	/* the rows as pairs_for_each_row() reads them: in memory, or the file */
+	st->ninput = st->ntotal + st->nlinks;
+	if (st->file != NULL)
+	{
+		BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
+		st->nrows = 0;
+		st->scratch = st->rows;
+		st->scratch_len = st->rows_len;
+	}
+}
+
+/*
+ * Runs simhash_query_distributed() for the call of fcinfo (its query, max
+ * distance and, verified, min_similarity, shingle and units), rows 'pairs',
+ * 'rows' or 'collapse': every pair to emit (or, verified, vemit) with arg;
+ * with rows, every row with a fingerprint into st's rows, and with
+ * 'collapse', a row that shares the fingerprint of a smaller id as a link to
+ * the smallest, as pairs_collapse() leaves them.
+ */
+void
+pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const char *rows,
+				PairsCallback emit, VerifyPairFn vemit, void *arg)
+{
+	char	   *nsp = get_namespace_name(get_func_namespace(st->fn_oid));
+	Oid			argtypes[10] = {TEXTOID, OIDARRAYOID, REGTYPEOID, INT4OID, INT4OID,
+	FLOAT8OID, INT4OID, TEXTOID, REGTYPEOID, TEXTOID};
+	Datum		values[10];
+	bool		nulls[10] = {false};
+	ParamListInfo params = makeParamList(10);
+	SPIPlanPtr	plan;
+	int			i;
+
+	values[0] = PG_GETARG_DATUM(0);
+	values[1] = st->citus_tables;
+	values[2] = ObjectIdGetDatum(st->id_type);
+	values[3] = Int32GetDatum(st->words);
+	values[4] = Int32GetDatum(st->max_distance);
+	if (vs != NULL)
+	{
+		values[5] = PG_GETARG_DATUM(2);
+		values[6] = PG_GETARG_DATUM(3);
+		values[7] = PG_GETARG_DATUM(4);
+		values[8] = ObjectIdGetDatum(st->body_type);
+	}
+	else
+		nulls[5] = nulls[6] = nulls[7] = nulls[8] = true;
+	values[9] = CStringGetTextDatum(rows);
+	for (i = 0; i < 10; i++)
+	{
+		params->params[i].value = values[i];
+		params->params[i].isnull = nulls[i];
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = argtypes[i];
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* by its schema and exact argument types: no other function can take its place */
+	plan = SPI_prepare(psprintf("SELECT * FROM %s.simhash_query_distributed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+								quote_identifier(nsp)), 10, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	pairs_read_linked(st, plan, params, vs, emit, vemit, arg);
+	SPI_finish();
+}
