@@ -312,6 +312,8 @@ SELECT l AS linkage, (SELECT count(*) FROM lk_link) AS pairs,
 FROM unnest(ARRAY['single', 'center']) l ORDER BY l DESC;
 SELECT * FROM simhash_link('SELECT 1::bigint, 1::bigint, NULL::integer, NULL::float8', 'average');
 SELECT * FROM simhash_link('SELECT 1, 1, NULL::integer, NULL::float8', 'single');
+SELECT * FROM simhash_link('SELECT NULL::bigint, NULL::bigint, NULL::integer, NULL::float8', 'single');
+SELECT * FROM simhash_link('SELECT 1::bigint, 1::bigint, NULL::integer, NULL::float8 UNION ALL SELECT 2, 2, NULL, NULL UNION ALL SELECT 2, 1, 3, 0.9', 'center');
 -- without Citus, no query runs on workers
 SELECT simhash_query_on_workers('SELECT id, fp FROM lk') AS on_workers;
 DROP TABLE lk_link;

@@ -180,9 +180,20 @@ pairs_citus_receive(TupleTableSlot *slot, DestReceiver *self)
 
 	CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(slot);
+	if (slot->tts_isnull[0] || slot->tts_isnull[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the query of %s returned a NULL id", r->st->fname),
+				 errdetail("Each row of the query is a row (id, id, NULL, NULL) or a pair (id_a, id_b, distance, similarity) of ids that are not NULL.")));
 	a = DatumGetInt64(slot->tts_values[0]);
 	b = DatumGetInt64(slot->tts_values[1]);
 	distance = slot_getattr(slot, 3, &isnull);
+	if (!isnull && DatumGetInt32(distance) >= 0 && a >= b)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the query of %s returned a pair (%lld, %lld) whose first id is not the smaller",
+						r->st->fname, (long long) a, (long long) b),
+				 errdetail("A pair is (id_a, id_b, distance, similarity) with id_a < id_b.")));
 	if (!isnull && DatumGetInt32(distance) < 0)
 		pairs_duplicate_id(r->st, a);
 	if (!isnull)
