@@ -35,6 +35,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header: every object (and its bitcode for the JIT) is built
+# again when a header of src/ changes, so that no object keeps the layout of
+# a structure that changed (a `git pull` then `make` would mix the two)
+$(OBJS) $(OBJS:.o=.bc): $(wildcard src/*.h)
+
 .PHONY: prove_installcheck dist install-drop-old-scripts
 # an installation by an earlier `make install` may still hold 0.1.0's full script
 install: install-drop-old-scripts
