@@ -4,11 +4,13 @@
  *	  (private to the pairs_*.c files): the rows, the sort keys, the state of
  *	  one call, and the functions of each layer, bottom first:
  *
- *	  pairs_sort.c      progress notices, memory and temporary files, the radix
- *	                    sort of rows by a key
+ *	  pairs_sort.c      progress notices, memory and temporary files (a row
+ *	                    into memory or the spill file), the radix sort of rows
+ *	                    by a key
  *	  pairs_spill.c     rows that do not fit in work_mem: partitions by a hash
  *	                    of the key, sorted one at a time; the duplicate id check
- *	  pairs_query.c     reading "SELECT id, fingerprint" into rows (spilling)
+ *	  pairs_query.c     reading "SELECT id, fingerprint" into rows (spilling),
+ *	                    or finding that it reads a Citus distributed table
  *	  pairs_collapse.c  one row per distinct fingerprint, the others as links
  *	  pairs_band.c      bands of sampled bits instead of the tables, planned
  *	                    for the recall that simhash.pairs_recall asks
@@ -18,6 +20,7 @@
  *	                    (pairs_enumerate)
  *	  pairs_citus.c     a query of a Citus distributed table: the pairs found
  *	                    and verified on the workers, instead of all the above
+ *	                    (pairs_citus.h)
  *	  pairs_sql.c       the SQL functions, on top of the engine: a call's
  *	                    beginning and end
  *
@@ -60,8 +63,8 @@
 #define SIMHASH_PAIRS_H
 
 #include "simhash.h"
-#include "verify.h"
 
+#include "executor/spi.h"
 #include "lib/hyperloglog.h"
 #include "port/atomics.h"
 #include "storage/buffile.h"
@@ -272,6 +275,7 @@ typedef void (*PairsPartFn) (PairsState *st, const PairsKey *key, BufFile *file,
 /* pairs_sort.c */
 extern void pairs_progress(PairsState *st);
 extern PairsRow *pairs_resize(PairsState *st, PairsRow *array, int64 len);
+extern void pairs_add_row(PairsState *st, int64 id, const uint64 *fp);
 extern BufFile *pairs_file_create(PairsState *st);
 extern void pairs_file_read(PairsState *st, BufFile *file, void *buf, Size bytes);
 extern void pairs_file_rewind(PairsState *st, BufFile *file);
@@ -289,7 +293,7 @@ extern void pairs_duplicate_id(PairsState *st, int64 id);
 
 /* pairs_query.c */
 extern void pairs_read_query(PairsState *st, const char *query);
-extern void pairs_add_row(PairsState *st, int64 id, const uint64 *fp);
+extern Datum pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt);
 
 /* pairs_collapse.c */
 extern void pairs_collapse(PairsState *st);
@@ -301,12 +305,6 @@ extern void pairs_for_each_row(PairsState *st, PairsRowCallback fn, void *arg);
 extern HTAB *pairs_id_map(PairsState *st, const char *name, Size entrysize);
 extern void *pairs_map_enter(PairsState *st, HTAB *map, int64 id, bool *found);
 
-/* pairs_citus.c */
-extern Datum pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt);
-extern void pairs_read_linked(PairsState *st, SPIPlanPtr plan, ParamListInfo params, VerifyState *vs,
-							  PairsCallback emit, VerifyPairFn vemit, void *arg);
-extern void pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const char *rows,
-							PairsCallback emit, VerifyPairFn vemit, void *arg);
 
 /* pairs_parallel.c */
 extern int	simhash_band_workers;

@@ -19,119 +19,17 @@
  * from any query).  The pairs equal those of one server: the workers run
  * the shares of the same plan (simhash_pairs_share()) over the same rows.
  */
-#include "pairs.h"
+#include "pairs_citus.h"
 
 #include "access/xact.h"
-#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
 #include "nodes/params.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/plancache.h"
-
-/* ---- is the query one of a distributed table? ---- */
-
-/* the relations of a query, its subqueries, CTEs and sublinks */
-static bool
-pairs_citus_relations(Node *node, List **relids)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, RangeTblEntry))
-	{
-		RangeTblEntry *rte = (RangeTblEntry *) node;
-
-		if (rte->rtekind == RTE_RELATION)
-			*relids = list_append_unique_oid(*relids, rte->relid);
-		return false;
-	}
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, pairs_citus_relations, relids, QTW_EXAMINE_RTES_BEFORE);
-	return expression_tree_walker(node, pairs_citus_relations, relids);
-}
-
-/*
- * Whether the prepared query (in the caller's SPI connection) runs on the
- * workers: it reads a table that Citus distributes, this node is Citus's
- * coordinator, the transaction may write (the intermediate results are
- * tables) and the caller may create tables in the schema of the first such
- * table.  If so, returns those tables, in the order of the query's range
- * tables, as an oid[] in cxt; else 0.
- */
-Datum
-pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt)
-{
-	List	   *relids = NIL;
-	ListCell   *lc;
-	Datum	   *oids;
-	ArrayType  *array;
-	Oid			argtypes[1] = {OIDARRAYOID};
-	Datum		values[1];
-	bool		isnull;
-	int			i = 0;
-	MemoryContext old;
-	Datum		tables;
-
-	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)) || XactReadOnly)
-		return (Datum) 0;
-	foreach(lc, SPI_plan_get_plan_sources(plan))
-	{
-		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
-		ListCell   *lq;
-
-		foreach(lq, source->query_list)
-			(void) pairs_citus_relations(lfirst(lq), &relids);
-	}
-	if (relids == NIL)
-		return (Datum) 0;
-	oids = palloc(list_length(relids) * sizeof(Datum));
-	foreach(lc, relids)
-		oids[i++] = ObjectIdGetDatum(lfirst_oid(lc));
-	values[0] = PointerGetDatum(construct_array(oids, i, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
-	if (SPI_execute_with_args("SELECT t.tables FROM (SELECT pg_catalog.array_agg(u.r ORDER BY u.o) AS tables "
-							  "  FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(r, o) "
-							  "  JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) u.r "
-							  " WHERE p.partmethod OPERATOR(pg_catalog.<>) 'n') AS t "
-							  "WHERE t.tables IS NOT NULL "
-							  "  AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group AS g WHERE g.groupid OPERATOR(pg_catalog.=) 0) "
-							  "  AND pg_catalog.has_schema_privilege((SELECT c.relnamespace FROM pg_catalog.pg_class AS c "
-							  "    WHERE c.oid OPERATOR(pg_catalog.=) t.tables[1]), 'CREATE')",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the Citus tables of the query");
-	if (SPI_processed == 0)
-		return (Datum) 0;
-	array = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	old = MemoryContextSwitchTo(cxt);
-	tables = PointerGetDatum(DatumGetArrayTypePCopy(PointerGetDatum(array)));
-	MemoryContextSwitchTo(old);
-	return tables;
-}
-
-/*
- * simhash_query_on_workers(query): whether the whole-table functions run
- * the query on the Citus workers (pairs_citus_tables)
- */
-PG_FUNCTION_INFO_V1(simhash_query_on_workers);
-Datum
-simhash_query_on_workers(PG_FUNCTION_ARGS)
-{
-	SPIPlanPtr	plan;
-	bool		on_workers;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(text_to_cstring(PG_GETARG_TEXT_PP(0)), 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	on_workers = pairs_citus_tables(plan, CurrentMemoryContext) != (Datum) 0;
-	SPI_finish();
-	PG_RETURN_BOOL(on_workers);
-}
 
 /* ---- the pipeline on the workers ---- */
 

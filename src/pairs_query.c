@@ -1,21 +1,28 @@
 /*
  * pairs_query.c
  *	  Reading the query of a whole-table function (see pairs.h): its shape
- *	  (an integer id and a simhash or simhash128), and its rows into memory, or into the
- *	  spill file once they outgrow work_mem.
+ *	  (an integer id and a simhash or simhash128), and its rows into memory,
+ *	  or into the spill file once they outgrow work_mem (pairs_add_row); or,
+ *	  when it reads a table that Citus distributes, the tables for the
+ *	  pipeline on the workers (pairs_citus_tables, pairs_citus.c).
  */
 #include "pairs.h"
 #include "ball.h"
 #include "verify.h"
 #include "simhash128.h"
 
+#include "access/xact.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "parser/parse_coerce.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/plancache.h"
 #include "utils/syscache.h"
 
 /* rows of the query between two looks at the clock for a progress notice */
@@ -115,48 +122,84 @@ pairs_check_columns(PairsState *st, TupleDesc desc)
 				 errhint("%s " VERIFY_BODY_TYPES_HINT, write_it)));
 }
 
-/* a row of the query, into memory or the spill file */
-void
-pairs_add_row(PairsState *st, int64 id, const uint64 *fp)
+/* ---- is the query one of a distributed table? ---- */
+
+/* the relations of a query, its subqueries, CTEs and sublinks */
+static bool
+pairs_citus_relations(Node *node, List **relids)
 {
-	PairsRow   *row;
-	uint64		h = 0;
-	int			i;
-
-	if (st->nrows == st->rows_len)
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
 	{
-		int64		capacity = st->budget / (2 * st->row_size);
+		RangeTblEntry *rte = (RangeTblEntry *) node;
 
-		if (st->rows_len < capacity)
-		{
-			st->rows_len = Min(st->rows_len * 2, capacity);
-			st->rows = pairs_resize(st, st->rows, st->rows_len);
-		}
-		else
-		{
-			/* full: from now on rows[] is the write buffer of the spill file */
-			if (st->file == NULL)
-				st->file = pairs_file_create(st);
-			BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
-			st->nrows = 0;
-		}
+		if (rte->rtekind == RTE_RELATION)
+			*relids = list_append_unique_oid(*relids, rte->relid);
+		return false;
 	}
-	if (st->collapse)
-	{
-		for (i = st->words - 1; i > 0; i--)
-			h = pairs_mix(h ^ fp[i]);
-		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp[0] ^ h));
-	}
-	if (st->ntotal > 0 && id <= st->last_id)
-		st->ids_ascending = false;
-	st->last_id = id;
-	row = PAIRS_ROW(st, st->rows, st->nrows);
-	row->id = id;
-	for (i = 0; i < st->words; i++)
-		PAIRS_WORDS(row)[i] = fp[i];
-	st->nrows++;
-	st->ntotal++;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, pairs_citus_relations, relids, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, pairs_citus_relations, relids);
 }
+
+/*
+ * Whether the prepared query (in the caller's SPI connection) runs on the
+ * workers: it reads a table that Citus distributes, this node is Citus's
+ * coordinator, the transaction may write (the intermediate results are
+ * tables) and the caller may create tables in the schema of the first such
+ * table.  If so, returns those tables, in the order of the query's range
+ * tables, as an oid[] in cxt; else 0.
+ */
+Datum
+pairs_citus_tables(SPIPlanPtr plan, MemoryContext cxt)
+{
+	List	   *relids = NIL;
+	ListCell   *lc;
+	Datum	   *oids;
+	ArrayType  *array;
+	Oid			argtypes[1] = {OIDARRAYOID};
+	Datum		values[1];
+	bool		isnull;
+	int			i = 0;
+	MemoryContext old;
+	Datum		tables;
+
+	if (!OidIsValid(get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE)) || XactReadOnly)
+		return (Datum) 0;
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
+		ListCell   *lq;
+
+		foreach(lq, source->query_list)
+			(void) pairs_citus_relations(lfirst(lq), &relids);
+	}
+	if (relids == NIL)
+		return (Datum) 0;
+	oids = palloc(list_length(relids) * sizeof(Datum));
+	foreach(lc, relids)
+		oids[i++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, i, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT t.tables FROM (SELECT pg_catalog.array_agg(u.r ORDER BY u.o) AS tables "
+							  "  FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(r, o) "
+							  "  JOIN pg_catalog.pg_dist_partition AS p ON p.logicalrelid OPERATOR(pg_catalog.=) u.r "
+							  " WHERE p.partmethod OPERATOR(pg_catalog.<>) 'n') AS t "
+							  "WHERE t.tables IS NOT NULL "
+							  "  AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_local_group AS g WHERE g.groupid OPERATOR(pg_catalog.=) 0) "
+							  "  AND pg_catalog.has_schema_privilege((SELECT c.relnamespace FROM pg_catalog.pg_class AS c "
+							  "    WHERE c.oid OPERATOR(pg_catalog.=) t.tables[1]), 'CREATE')",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the Citus tables of the query");
+	if (SPI_processed == 0)
+		return (Datum) 0;
+	array = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	old = MemoryContextSwitchTo(cxt);
+	tables = PointerGetDatum(DatumGetArrayTypePCopy(PointerGetDatum(array)));
+	MemoryContextSwitchTo(old);
+	return tables;
+}
+
 
 /* the DestReceiver of the query: rows go straight from the executor */
 typedef struct PairsReceiver

@@ -1,8 +1,9 @@
 /*
  * pairs_sort.c
  *	  The bottom layer of the whole-table functions (see pairs.h): progress
- *	  notices, the memory and temporary files of a call, and the least
- *	  significant digit first radix sort of rows by a key.
+ *	  notices, the memory and temporary files of a call (a row into memory or
+ *	  the spill file), and the least significant digit first radix sort of
+ *	  rows by a key.
  */
 #include "pairs.h"
 
@@ -87,6 +88,49 @@ pairs_file_rewind(PairsState *st, BufFile *file)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in %s temporary file: %m", st->fname)));
+}
+
+/* a row of the query (or of the workers), into memory or the spill file */
+void
+pairs_add_row(PairsState *st, int64 id, const uint64 *fp)
+{
+	PairsRow   *row;
+	uint64		h = 0;
+	int			i;
+
+	if (st->nrows == st->rows_len)
+	{
+		int64		capacity = st->budget / (2 * st->row_size);
+
+		if (st->rows_len < capacity)
+		{
+			st->rows_len = Min(st->rows_len * 2, capacity);
+			st->rows = pairs_resize(st, st->rows, st->rows_len);
+		}
+		else
+		{
+			/* full: from now on rows[] is the write buffer of the spill file */
+			if (st->file == NULL)
+				st->file = pairs_file_create(st);
+			BufFileWrite(st->file, st->rows, st->nrows * st->row_size);
+			st->nrows = 0;
+		}
+	}
+	if (st->collapse)
+	{
+		for (i = st->words - 1; i > 0; i--)
+			h = pairs_mix(h ^ fp[i]);
+		addHyperLogLog(&st->distinct, (uint32) pairs_mix(fp[0] ^ h));
+	}
+	if (st->ntotal > 0 && id <= st->last_id)
+		st->ids_ascending = false;
+	st->last_id = id;
+	row = PAIRS_ROW(st, st->rows, st->nrows);
+	row->id = id;
+	for (i = 0; i < st->words; i++)
+		PAIRS_WORDS(row)[i] = fp[i];
+	st->nrows++;
+	st->ntotal++;
 }
 
 /* ---- sorting and grouping by a key ---- */

@@ -18,7 +18,7 @@
  * instead (pairs_citus.c).  simhash_link() links rows and pairs that a query
  * gives with the same code.
  */
-#include "pairs.h"
+#include "pairs_citus.h"
 #include "ball.h"
 #include "verify.h"
 
@@ -483,6 +483,27 @@ Datum
 simhash_dedup_verified(PG_FUNCTION_ARGS)
 {
 	return linkage_function(fcinfo, true, true);
+}
+
+/*
+ * simhash_query_on_workers(query): whether the whole-table functions run
+ * the query on the Citus workers (pairs_citus_tables)
+ */
+PG_FUNCTION_INFO_V1(simhash_query_on_workers);
+Datum
+simhash_query_on_workers(PG_FUNCTION_ARGS)
+{
+	SPIPlanPtr	plan;
+	bool		on_workers;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(text_to_cstring(PG_GETARG_TEXT_PP(0)), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	on_workers = pairs_citus_tables(plan, CurrentMemoryContext) != (Datum) 0;
+	SPI_finish();
+	PG_RETURN_BOOL(on_workers);
 }
 
 /*
