@@ -129,6 +129,9 @@
 #define HAMMING_WIDE				(1 << 6)	/* with DATA or NULLS: an index of simhash128 (hamming128.c) */
 #define HAMMING_RETIRED				(1 << 7)	/* with DATA or NULLS: a tail page a merge consumed */
 #define HAMMING_MAP					(1 << 8)	/* a merged index's block map */
+#define HAMMING_CLOSED				(1 << 9)	/* with DATA or NULLS: a tail page that was full when VACUUM
+												 * removed entries from it, and takes none until VACUUM
+												 * lists it for inserts (hamming_vacuum.c) */
 
 typedef struct HammingPageOpaqueData
 {

@@ -42,11 +42,18 @@ try_append(Relation index, Buffer buffer, uint16 kind, const void *entry, ItemPo
 		empty = fits = false;	/* consumed by a merge that began since the metapage was read */
 	else
 	{
-		/* a new page: left by a crash after the index grew, listed by VACUUM */
+		/*
+		 * a new page: left by a crash after the index grew, listed by
+		 * VACUUM; never a page that was full when VACUUM removed entries
+		 * from it, until VACUUM lists it (a full tail page only loses
+		 * entries, hamming_tail_cache.c)
+		 */
+		bool		closed = hamming_page_is(page, HAMMING_CLOSED);
+
 		empty = PageIsNew(page) ||
-			(hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) &&
+			(hamming_page_is(page, HAMMING_DATA | HAMMING_NULLS) && !closed &&
 			 HammingPageGetOpaque(page)->nentries == 0);
-		fits = empty || (hamming_page_is(page, kind) &&
+		fits = empty || (hamming_page_is(page, kind) && !closed &&
 						 HammingPageGetOpaque(page)->nentries < HAMMING_PAGE_CAPACITY);
 	}
 	if (fits)

@@ -401,17 +401,19 @@ collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
  * The tail of a scan that probed, through the full tail pages this backend
  * keeps (hamming_tail_cache.c): the pages it does not keep yet are read,
  * kept when full, their rows collected when not; then the kept pages' rows
- * within radius of center (until they outgrow the collector).  An ordered
- * scan's ring (center its query) takes the rows farther than the
- * collector's above bits and within radius.
+ * within radius[i] of center[i] for each of the n (until they outgrow the
+ * collector).  An ordered scan's ring (one center, its query) takes the
+ * rows farther than the collector's above bits and within its radius.
  */
 static void
-tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash center, int radius)
+tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, const simhash *center,
+				const int *radius, int ncenters)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	HammingHit	found[HAMMING_PAGE_CAPACITY];
 	BlockNumber pos;
 	BlockNumber blkno;
+	int			j;
 
 	for (pos = so->tables.pass_pages; hamming_pass_block(&so->tables, pos, &blkno); pos++)
 	{
@@ -430,13 +432,27 @@ tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash 
 		UnlockReleaseBuffer(buffer);
 		for (i = 0; i < n; i++)
 		{
-			if (so->ordered && (found[i].distance <= c->above || found[i].distance > radius))
+			if (so->ordered && (found[i].distance <= c->above || found[i].distance > radius[0]))
 				continue;
 			if (!collector_emit(c, &found[i]))
 				return;
 		}
 	}
-	hamming_tail_cache_probe(tc, center, radius, collector_match, collector_emit, c);
+	for (j = 0; j < ncenters; j++)
+		if (!hamming_tail_cache_probe(tc, center[j], radius[j], collector_match, collector_emit, c))
+			return;
+}
+
+/*
+ * May the scan take the tail pages this backend keeps?  An MVCC scan may,
+ * and so may a scan that finds each entry on its page again before it
+ * returns the row (keep_pins: hit_still_indexed), not a bitmap scan under
+ * another snapshot.
+ */
+static inline bool
+may_keep_tail(IndexScanDesc scan)
+{
+	return ((HammingScanOpaque) scan->opaque)->keep_pins || IsMVCCSnapshot(scan->xs_snapshot);
 }
 
 /* heap TID order */
@@ -564,6 +580,7 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	Collector	c;
 	BlockNumber pos = 0;
+	bool		probed = false; /* the tables' rows found without a pass */
 	int			i;
 
 	/* an exclusion check's scan (it holds the page of each row it returns) */
@@ -578,21 +595,17 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 		memcpy(so->hits, check_memo.hits, check_memo.nhits * sizeof(HammingHit));
 		so->nhits = check_memo.nhits;
 		pos = so->tables.pass_pages;
+		probed = true;
 	}
 	else if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[so->nconds - 1], so->nconds, 0, 0))
 	{
-		HammingTailCache *tc = NULL;
-
-		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot))
-			tc = hamming_tail_cache(scan->indexRelation, &so->tables);
 		for (i = 0; i < so->nconds; i++)
 			hamming_probe(scan->indexRelation, &so->tables, so->center[i], so->radius[i],
 						  collector_match, collector_emit, &c);
 		if (check)
 			remember_check(scan);
-		for (i = 0; tc && i < so->nconds; i++)
-			tail_from_cache(scan, tc, &c, so->center[i], so->radius[i]);
-		pos = so->tables.pass_pages + (tc ? hamming_tail_pages(&so->tables) : 0);
+		pos = so->tables.pass_pages;
+		probed = true;
 	}
 	else if (check)
 	{
@@ -600,6 +613,17 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 		collect_pass(scan, &c, 0, so->tables.pass_pages);
 		remember_check(scan);
 		pos = so->tables.pass_pages;
+	}
+	if (probed && may_keep_tail(scan))
+	{
+		/* the tail through the pages this backend keeps */
+		HammingTailCache *tc = hamming_tail_cache(scan->indexRelation, &so->tables);
+
+		if (tc)
+		{
+			tail_from_cache(scan, tc, &c, so->center, so->radius, so->nconds);
+			pos += hamming_tail_pages(&so->tables);
+		}
 	}
 	/* the rest of a pass: the tail, or every page */
 	collect_pass(scan, &c, pos, InvalidBlockNumber);
@@ -652,14 +676,14 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 		Collector	c;
 		HammingTailCache *tc = NULL;
 
-		/* rows whose page is not held: MVCC scans only (hamming_tail_cache.c) */
-		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot))
+		/* rows found on their page again, or MVCC scans (hamming_tail_cache.c) */
+		if (may_keep_tail(scan))
 			tc = hamming_tail_cache(scan->indexRelation, &so->tables);
 		collector_init(&c, so, -1, tbm);
 		hamming_probe(scan->indexRelation, &so->tables, so->center[best], so->radius[best],
 					  collector_match, collector_emit, &c);
 		if (!c.overflow && tc)
-			tail_from_cache(scan, tc, &c, so->center[best], so->radius[best]);
+			tail_from_cache(scan, tc, &c, &so->center[best], &so->radius[best], 1);
 		if (c.overflow)
 		{
 			so->nhits = 0;
@@ -754,7 +778,7 @@ next_ring(IndexScanDesc scan)
 		CHECK_FOR_INTERRUPTS();
 		if (!hamming_probe_pays(&so->tables, ring, 1, so->tail_pages, so->tail_entries))
 			break;
-		if (!so->keep_pins && IsMVCCSnapshot(scan->xs_snapshot) &&
+		if (may_keep_tail(scan) &&
 			hamming_tail_cache_fits(&so->tables) &&
 			(tc = hamming_tail_cache(scan->indexRelation, &so->tables)) != NULL)
 		{
@@ -767,7 +791,7 @@ next_ring(IndexScanDesc scan)
 			hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
 						  collector_match, collector_emit, &c);
 			if (!c.overflow)
-				tail_from_cache(scan, tc, &c, so->query, ring);
+				tail_from_cache(scan, tc, &c, &so->query, &ring, 1);
 		}
 		else
 		{

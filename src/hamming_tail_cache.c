@@ -9,7 +9,9 @@
  *	  costs a few lists, not a read of every page.
  *
  *	  A full tail page does not change until VACUUM removes entries from it
- *	  or a merge replaces it: appends go to pages with room.  VACUUM counts
+ *	  or a merge replaces it: appends go to pages with room, and a page that
+ *	  VACUUM removed entries from takes none until VACUUM counted the
+ *	  removal and listed the page for inserts (HAMMING_CLOSED).  VACUUM counts
  *	  in the metapage (tail_epoch) each tail page it removed entries from,
  *	  after it did, and each build and merge gives the tables an identity
  *	  that the index never had before, so the pages kept for an index are
@@ -19,14 +21,19 @@
  *	  view had been made, so the copy lacks the removed entries; a removal
  *	  made after the copy is counted after it, so scans whose view comes
  *	  later do not use the copy.  A scan whose view came before a count may
- *	  use a copy made before that removal: its snapshot does not see a row
- *	  that takes over a TID freed after the view.  Scans that need the page
- *	  of a returned row pinned (index-only scans, non-MVCC snapshots) do not
- *	  use the cache (hamming_scan.c).  Pages that entered the tail after a
- *	  scan's view are kept too; their rows came after the scan's snapshot.
+ *	  use a copy made before that removal, which holds every entry of the
+ *	  page and maybe some that are gone: an MVCC snapshot does not see a
+ *	  row that takes over a TID freed after the view, and scans that need
+ *	  the page of a returned row pinned (index-only scans, an exclusion
+ *	  constraint's check under a dirty snapshot) find each entry on its
+ *	  page again, by the block and place kept with it, before they return
+ *	  it (hamming_scan.c).  Pages that entered the tail after a scan's view
+ *	  are kept too; their rows came after the scan's snapshot, or, for a
+ *	  check, are found on their pages again too.
  *
  *	  Memory: simhash.tail_cache_size in all, per backend, entries and the
- *	  heads of their lists (46 bytes an entry at most, for at most
+ *	  heads of their lists (46 bytes an entry at most, and each page's
+ *	  block, for at most
  *	  CACHE_INDEXES indexes); the pages of the least recently used indexes
  *	  make room for others, and a page that does not fit is read by the
  *	  scan itself.
@@ -72,6 +79,7 @@ struct HammingTailCache
 	uint32		room;
 	uint64	   *fps;
 	ItemPointerData *tids;
+	BlockNumber *blocks;		/* the block of each page of entries */
 	uint32	   *link[HAMMING_NTABLES];	/* the next entry with the same top bits of block j */
 	int			head_bits;
 	uint32	   *head[HAMMING_NTABLES];	/* the first entry of each list of block j */
@@ -85,11 +93,14 @@ static Size cache_bytes;		/* the entries' room and the lists' heads, in all cach
 /* the memory of the lists' heads at bits bits */
 #define HEADS_BYTES(bits)	(HAMMING_NTABLES * (sizeof(uint32) << (bits)))
 
+/* the memory of the entries' room (whole pages): the entries and their pages' blocks */
+#define ROOM_BYTES(room)	((Size) (room) * CACHE_ENTRY_BYTES + (room) / HAMMING_PAGE_CAPACITY * sizeof(BlockNumber))
+
 /* the memory counted for tc */
 static inline Size
 tc_bytes(const HammingTailCache *tc)
 {
-	return (Size) tc->room * CACHE_ENTRY_BYTES + HEADS_BYTES(tc->head_bits);
+	return ROOM_BYTES(tc->room) + HEADS_BYTES(tc->head_bits);
 }
 
 static void
@@ -116,7 +127,8 @@ fit_room(const HammingTailCache *tc, uint32 need, uint32 want, int head_bits)
 	for (;;)
 	{
 		Size		others = cache_bytes - tc_bytes(tc) + HEADS_BYTES(head_bits);
-		Size		fits = limit > others ? (limit - others) / CACHE_ENTRY_BYTES : 0;
+		/* whole pages: their entries and their block */
+		Size		fits = limit > others ? (limit - others) / ROOM_BYTES(HAMMING_PAGE_CAPACITY) * HAMMING_PAGE_CAPACITY : 0;
 		HammingTailCache **link;
 		HammingTailCache **last = NULL;
 
@@ -244,7 +256,7 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 bool
 hamming_tail_cache_fits(const HammingTables *tables)
 {
-	return (double) hamming_tail_pages(tables) * HAMMING_PAGE_CAPACITY * CACHE_ENTRY_BYTES <=
+	return (double) hamming_tail_pages(tables) * ROOM_BYTES(HAMMING_PAGE_CAPACITY) <=
 		(double) simhash_tail_cache_kb * 1024;
 }
 
@@ -302,6 +314,7 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 		{
 			tc->fps = MemoryContextAllocHuge(tc->cxt, room * sizeof(uint64));
 			tc->tids = MemoryContextAllocHuge(tc->cxt, room * sizeof(ItemPointerData));
+			tc->blocks = MemoryContextAllocHuge(tc->cxt, room / HAMMING_PAGE_CAPACITY * sizeof(BlockNumber));
 			for (j = 0; j < HAMMING_NTABLES; j++)
 				tc->link[j] = MemoryContextAllocHuge(tc->cxt, room * sizeof(uint32));
 		}
@@ -309,10 +322,11 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 		{
 			tc->fps = repalloc_huge(tc->fps, room * sizeof(uint64));
 			tc->tids = repalloc_huge(tc->tids, room * sizeof(ItemPointerData));
+			tc->blocks = repalloc_huge(tc->blocks, room / HAMMING_PAGE_CAPACITY * sizeof(BlockNumber));
 			for (j = 0; j < HAMMING_NTABLES; j++)
 				tc->link[j] = repalloc_huge(tc->link[j], room * sizeof(uint32));
 		}
-		cache_bytes += (Size) (room - tc->room) * CACHE_ENTRY_BYTES;
+		cache_bytes += ROOM_BYTES(room) - ROOM_BYTES(tc->room);
 		tc->room = room;
 	}
 	if (blkno >= tc->kept_blocks)
@@ -333,6 +347,7 @@ hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno)
 	if (bits != tc->head_bits)
 		relink(tc, bits);
 
+	tc->blocks[tc->n / HAMMING_PAGE_CAPACITY] = blkno;
 	for (i = 0; i < n; i++)
 	{
 		tc->fps[tc->n] = fps[i];
@@ -355,16 +370,102 @@ offer_entry(const HammingTailCache *tc, uint32 e, int d, HammingProbeMatch match
 	memset(&hit, 0, sizeof(hit));
 	hit.tid = tc->tids[e];
 	hit.distance = d;
+	/* where the scan finds the entry again (hit_still_indexed) */
+	hit.blkno = tc->blocks[e / HAMMING_PAGE_CAPACITY];
+	hit.slot = e % HAMMING_PAGE_CAPACITY;
 	return emit(arg, &hit);
+}
+
+/* lists kept per block within radius bits of the query's head, at most: more go by reading every entry */
+#define CACHE_MAX_LIST_RADIUS	3
+/* a list followed costs about this many entries read in a row, the fingerprints eight at a time */
+#define CACHE_LIST_COST			16
+
+/* the heads within r bits of a head of bits bits */
+static uint64
+heads_within(int bits, int r)
+{
+	uint64		n = 0;
+	uint64		choose = 1;
+	int			i;
+
+	for (i = 0; i <= r && i <= bits; i++)
+	{
+		n += choose;
+		choose = choose * (bits - i) / (i + 1);
+	}
+	return n;
+}
+
+typedef struct ListProbe
+{
+	const HammingTailCache *tc;
+	simhash		query;
+	int			k;
+	const int  *radius;
+	const uint32 *qblock;
+	int			j;				/* the block whose lists are followed */
+	HammingProbeMatch match;
+	HammingProbeEmit emit;
+	void	   *arg;
+} ListProbe;
+
+/* the entries of list head of block lp->j within reach; false when emit said stop */
+HAMMING_POPCOUNT_CLONES
+static bool
+follow_list(const ListProbe *lp, uint32 head)
+{
+	const HammingTailCache *tc = lp->tc;
+	int			j = lp->j;
+	uint32		e;
+
+	for (e = tc->head[j][head]; e != CACHE_END; e = tc->link[j][e])
+	{
+		uint64		fp = tc->fps[e];
+		int			d;
+		int			i;
+
+		if (hamming_popcount(block_of(fp, j) ^ lp->qblock[j]) > lp->radius[j])
+			continue;
+		/* found in an earlier table */
+		for (i = 0; i < j; i++)
+			if (hamming_popcount(block_of(fp, i) ^ lp->qblock[i]) <= lp->radius[i])
+				break;
+		d = hamming_popcount(fp ^ lp->query);
+		if (i < j || d > lp->k)
+			continue;
+		if (!offer_entry(tc, e, d, lp->match, lp->emit, lp->arg))
+			return false;
+	}
+	return true;
+}
+
+/* the lists of head and of each head that differs from it in up to left bits from bit from on */
+static bool
+follow_lists_near(const ListProbe *lp, uint32 head, int from, int left)
+{
+	int			b;
+
+	if (!follow_list(lp, head))
+		return false;
+	if (left == 0)
+		return true;
+	for (b = from; b < lp->tc->head_bits; b++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!follow_lists_near(lp, head ^ (1u << b), b + 1, left - 1))
+			return false;
+	}
+	return true;
 }
 
 /*
  * Every kept entry within k bits of query, each once, offered to match and
  * then emit as hamming_probe() offers rows of the tables: through the lists
  * of its blocks when each table's radius (hamming_table_radii) is at most 1
- * (k <= 7: at most 17 lists a table), else by reading every entry (the
- * lists of a larger radius cost more random reads than that).  False when
- * emit said stop.
+ * (k <= 7: at most 17 lists a table), or at most CACHE_MAX_LIST_RADIUS and
+ * the lists within reach (and their entries) cost less than reading every
+ * entry, else by reading every entry.  False when emit said stop.
  */
 HAMMING_POPCOUNT_CLONES
 bool
@@ -373,13 +474,19 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 {
 	int			radius[HAMMING_NTABLES];
 	uint32		qblock[HAMMING_NTABLES];
+	uint64		lists = 0;
+	int			widest = 0;
+	ListProbe	lp;
 	int			j;
 
 	hamming_table_radii(radius, k);
 	for (j = 0; j < HAMMING_NTABLES; j++)
-		if (radius[j] > 1)
-			break;
-	if (j < HAMMING_NTABLES)
+	{
+		widest = Max(widest, radius[j]);
+		lists += heads_within(tc->head_bits, Min(radius[j], CACHE_MAX_LIST_RADIUS));
+	}
+	if (widest > CACHE_MAX_LIST_RADIUS ||
+		(widest > 1 && (lists + ((lists * tc->n) >> tc->head_bits)) * CACHE_LIST_COST >= tc->n))
 	{
 		uint16		slots[HAMMING_PAGE_CAPACITY];
 		uint32		first;
@@ -404,35 +511,20 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 
 	for (j = 0; j < HAMMING_NTABLES; j++)
 		qblock[j] = block_of(query, j);
+	lp.tc = tc;
+	lp.query = query;
+	lp.k = k;
+	lp.radius = radius;
+	lp.qblock = qblock;
+	lp.match = match;
+	lp.emit = emit;
+	lp.arg = arg;
 	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
-		uint32		qhead = qblock[j] >> (HAMMING_BLOCK_BITS - tc->head_bits);
-		int			h;
-
-		/* the list of the query's top bits, then, at radius 1, each one flipped */
-		for (h = -1; h < (radius[j] == 1 ? tc->head_bits : 0); h++)
-		{
-			uint32		e;
-
-			for (e = tc->head[j][h < 0 ? qhead : qhead ^ (1u << h)]; e != CACHE_END; e = tc->link[j][e])
-			{
-				uint64		fp = tc->fps[e];
-				int			d;
-				int			i;
-
-				if (hamming_popcount(block_of(fp, j) ^ qblock[j]) > radius[j])
-					continue;
-				/* found in an earlier table */
-				for (i = 0; i < j; i++)
-					if (hamming_popcount(block_of(fp, i) ^ qblock[i]) <= radius[i])
-						break;
-				d = hamming_popcount(fp ^ query);
-				if (i < j || d > k)
-					continue;
-				if (!offer_entry(tc, e, d, match, emit, arg))
-					return false;
-			}
-		}
+		/* the list of the query's top bits, then those within the table's radius of it */
+		lp.j = j;
+		if (!follow_lists_near(&lp, qblock[j] >> (HAMMING_BLOCK_BITS - tc->head_bits), 0, radius[j]))
+			return false;
 	}
 	return true;
 }

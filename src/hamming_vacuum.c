@@ -11,7 +11,9 @@
  *	  every block that nothing uses back to the free space map
  *	  (hamming_map.c).  After each tail page it removed entries from, it
  *	  counts one in the metapage (tail_epoch), so that backends drop the
- *	  full tail pages they keep (hamming_tail_cache.c).
+ *	  full tail pages they keep (hamming_tail_cache.c); a page that was full
+ *	  takes no entries (HAMMING_CLOSED) until the cleanup lists it, after
+ *	  the count, so that a kept copy never lacks an entry of its page.
  *
  *	  Entries are removed from a page under a cleanup lock: no other backend
  *	  holds a pin on it.  A scan that must not see the heap tuple of a TID
@@ -74,9 +76,9 @@ count_tail_removal(Relation index)
 }
 
 /*
- * For tests: with simhash.vacuum_test_lock set, wait after each tail page
- * for the advisory lock of that number, so that a test can look up the
- * index between two tail pages of one VACUUM
+ * For tests: with simhash.vacuum_test_lock set, wait after the removals of
+ * each tail page, before they are counted, for the advisory lock of that
+ * number, so that a test can look up and insert into the index there
  */
 static void
 test_pause(void)
@@ -145,6 +147,13 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			uint64	   *fps = HammingPageFingerprints(page);
 			ItemPointerData *tids = HammingPageTids(page);
 
+			/*
+			 * A full page takes no entries until the cleanup lists it, after
+			 * this removal was counted: a full tail page that a backend
+			 * keeps only ever loses entries, for every view that uses it
+			 */
+			if (n == HAMMING_PAGE_CAPACITY)
+				HammingPageGetOpaque(page)->flags |= HAMMING_CLOSED;
 			/* fill each hole with the last live entry */
 			for (i = 0; i < n;)
 			{
@@ -165,12 +174,28 @@ hamming_bulk_delete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buffer);
 		if (tail)
 		{
+			test_pause();
 			/* counted after the removal: a copy made before it is not used by later views */
 			count_tail_removal(index);
-			test_pause();
 		}
 	}
 	return stats;
+}
+
+/* a closed tail page (pinned, not locked) takes entries again */
+static void
+reopen_page(Relation index, Buffer buffer)
+{
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	if (hamming_page_is(BufferGetPage(buffer), HAMMING_CLOSED))
+	{
+		GenericXLogState *xlog = GenericXLogStart(index);
+		Page		page = GenericXLogRegisterBuffer(xlog, buffer, 0);
+
+		HammingPageGetOpaque(page)->flags &= ~HAMMING_CLOSED;
+		GenericXLogFinish(xlog);
+	}
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 }
 
 IndexBulkDeleteResult *
@@ -223,7 +248,17 @@ hamming_vacuum_cleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 			stats->num_index_tuples += n;
 			if (n <= HAMMING_PAGE_CAPACITY / 2 && nfree < HAMMING_MAX_FREE_PAGES)
+			{
 				free_page[nfree++] = blkno;
+				if (hamming_page_is(page, HAMMING_CLOSED))
+				{
+					/* its removals were counted: it takes entries again */
+					LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+					reopen_page(index, buffer);
+					ReleaseBuffer(buffer);
+					continue;
+				}
+			}
 		}
 		UnlockReleaseBuffer(buffer);
 	}

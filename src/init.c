@@ -73,7 +73,7 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("simhash.vacuum_test_lock",
-							"For tests: VACUUM of a hamming index waits for the advisory lock of this number after each tail page it changes.",
+							"For tests: VACUUM of a hamming index waits for the advisory lock of this number after the removals of each tail page, before it counts them.",
 							"0 (the default) never waits.",
 							&simhash_vacuum_test_lock,
 							0, 0, INT_MAX,
