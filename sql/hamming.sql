@@ -723,9 +723,8 @@ WHERE c.j <= 2 ORDER BY c.j;
 SELECT c.j, x.radius_mismatches, x.order_mismatches FROM centers c, crosscheck('kept', c.fp, ARRAY[0, 3, 8]) x
 WHERE c.j <= 2 ORDER BY c.j;
 RESET simhash.tail_cache_size;
--- a long tail: the kept pages' lists within 2 or 3 bits of each block of
--- the query (radius 5 to 12), where following them costs less than
--- reading every entry, answer as a sequential scan
+-- a long tail, its kept pages read entry by entry (radius 5 to 12),
+-- answers as a sequential scan
 INSERT INTO kept SELECT 700000 + i, random_simhash() FROM generate_series(1, 60000) i;
 INSERT INTO kept SELECT 800000 + j * 100 + d, flip_bits(c.fp, d) FROM centers c, generate_series(0, 14) d;
 SELECT tail_entries > 60000 AS long_tail FROM hamming_index_info('kept_fp');

@@ -376,96 +376,13 @@ offer_entry(const HammingTailCache *tc, uint32 e, int d, HammingProbeMatch match
 	return emit(arg, &hit);
 }
 
-/* lists kept per block within radius bits of the query's head, at most: more go by reading every entry */
-#define CACHE_MAX_LIST_RADIUS	3
-/* a list followed costs about this many entries read in a row, the fingerprints eight at a time */
-#define CACHE_LIST_COST			16
-
-/* the heads within r bits of a head of bits bits */
-static uint64
-heads_within(int bits, int r)
-{
-	uint64		n = 0;
-	uint64		choose = 1;
-	int			i;
-
-	for (i = 0; i <= r && i <= bits; i++)
-	{
-		n += choose;
-		choose = choose * (bits - i) / (i + 1);
-	}
-	return n;
-}
-
-typedef struct ListProbe
-{
-	const HammingTailCache *tc;
-	simhash		query;
-	int			k;
-	const int  *radius;
-	const uint32 *qblock;
-	int			j;				/* the block whose lists are followed */
-	HammingProbeMatch match;
-	HammingProbeEmit emit;
-	void	   *arg;
-} ListProbe;
-
-/* the entries of list head of block lp->j within reach; false when emit said stop */
-HAMMING_POPCOUNT_CLONES
-static bool
-follow_list(const ListProbe *lp, uint32 head)
-{
-	const HammingTailCache *tc = lp->tc;
-	int			j = lp->j;
-	uint32		e;
-
-	for (e = tc->head[j][head]; e != CACHE_END; e = tc->link[j][e])
-	{
-		uint64		fp = tc->fps[e];
-		int			d;
-		int			i;
-
-		if (hamming_popcount(block_of(fp, j) ^ lp->qblock[j]) > lp->radius[j])
-			continue;
-		/* found in an earlier table */
-		for (i = 0; i < j; i++)
-			if (hamming_popcount(block_of(fp, i) ^ lp->qblock[i]) <= lp->radius[i])
-				break;
-		d = hamming_popcount(fp ^ lp->query);
-		if (i < j || d > lp->k)
-			continue;
-		if (!offer_entry(tc, e, d, lp->match, lp->emit, lp->arg))
-			return false;
-	}
-	return true;
-}
-
-/* the lists of head and of each head that differs from it in up to left bits from bit from on */
-static bool
-follow_lists_near(const ListProbe *lp, uint32 head, int from, int left)
-{
-	int			b;
-
-	if (!follow_list(lp, head))
-		return false;
-	if (left == 0)
-		return true;
-	for (b = from; b < lp->tc->head_bits; b++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (!follow_lists_near(lp, head ^ (1u << b), b + 1, left - 1))
-			return false;
-	}
-	return true;
-}
-
 /*
  * Every kept entry within k bits of query, each once, offered to match and
  * then emit as hamming_probe() offers rows of the tables: through the lists
  * of its blocks when each table's radius (hamming_table_radii) is at most 1
- * (k <= 7: at most 17 lists a table), or at most CACHE_MAX_LIST_RADIUS and
- * the lists within reach (and their entries) cost less than reading every
- * entry, else by reading every entry.  False when emit said stop.
+ * (k <= 7: at most 17 lists a table), else by reading every entry (the
+ * lists of a larger radius cost more random reads than that).  False when
+ * emit said stop.
  */
 HAMMING_POPCOUNT_CLONES
 bool
@@ -474,19 +391,13 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 {
 	int			radius[HAMMING_NTABLES];
 	uint32		qblock[HAMMING_NTABLES];
-	uint64		lists = 0;
-	int			widest = 0;
-	ListProbe	lp;
 	int			j;
 
 	hamming_table_radii(radius, k);
 	for (j = 0; j < HAMMING_NTABLES; j++)
-	{
-		widest = Max(widest, radius[j]);
-		lists += heads_within(tc->head_bits, Min(radius[j], CACHE_MAX_LIST_RADIUS));
-	}
-	if (widest > CACHE_MAX_LIST_RADIUS ||
-		(widest > 1 && (lists + ((lists * tc->n) >> tc->head_bits)) * CACHE_LIST_COST >= tc->n))
+		if (radius[j] > 1)
+			break;
+	if (j < HAMMING_NTABLES)
 	{
 		uint16		slots[HAMMING_PAGE_CAPACITY];
 		uint32		first;
@@ -511,20 +422,35 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 
 	for (j = 0; j < HAMMING_NTABLES; j++)
 		qblock[j] = block_of(query, j);
-	lp.tc = tc;
-	lp.query = query;
-	lp.k = k;
-	lp.radius = radius;
-	lp.qblock = qblock;
-	lp.match = match;
-	lp.emit = emit;
-	lp.arg = arg;
 	for (j = 0; j < HAMMING_NTABLES; j++)
 	{
-		/* the list of the query's top bits, then those within the table's radius of it */
-		lp.j = j;
-		if (!follow_lists_near(&lp, qblock[j] >> (HAMMING_BLOCK_BITS - tc->head_bits), 0, radius[j]))
-			return false;
+		uint32		qhead = qblock[j] >> (HAMMING_BLOCK_BITS - tc->head_bits);
+		int			h;
+
+		/* the list of the query's top bits, then, at radius 1, each one flipped */
+		for (h = -1; h < (radius[j] == 1 ? tc->head_bits : 0); h++)
+		{
+			uint32		e;
+
+			for (e = tc->head[j][h < 0 ? qhead : qhead ^ (1u << h)]; e != CACHE_END; e = tc->link[j][e])
+			{
+				uint64		fp = tc->fps[e];
+				int			d;
+				int			i;
+
+				if (hamming_popcount(block_of(fp, j) ^ qblock[j]) > radius[j])
+					continue;
+				/* found in an earlier table */
+				for (i = 0; i < j; i++)
+					if (hamming_popcount(block_of(fp, i) ^ qblock[i]) <= radius[i])
+						break;
+				d = hamming_popcount(fp ^ query);
+				if (i < j || d > k)
+					continue;
+				if (!offer_entry(tc, e, d, match, emit, arg))
+					return false;
+			}
+		}
 	}
 	return true;
 }
