@@ -3,12 +3,13 @@
  *	  Scans of a "hamming" index.  A radius scan (bitmap or tuple by tuple)
  *	  either probes the tables (hamming_probe.c) and then reads the tail
  *	  pages (those this backend keeps through hamming_tail_cache.c, in MVCC
- *	  scans that hold no page), or reads every page, whichever hamming_work.c
- *	  models cheaper;
- *	  both keep the entries within the radius of every condition: exact, no
- *	  recheck.  An exclusion constraint's check on an index of text takes
- *	  the tables' rows of the last check of the same conditions on the same
- *	  tables (INSERT ... ON CONFLICT checks a row twice) and reads the tail.  An ordered scan (ORDER BY fp <-> q) returns rings: every row
+ *	  scans and in scans that find each row's entry on its page again before
+ *	  they return it), or reads every page, whichever hamming_work.c models
+ *	  cheaper; both keep the entries within the radius of every condition:
+ *	  exact, no recheck.  An exclusion constraint's check on an index of
+ *	  text takes the tables' rows of the last check of the same conditions
+ *	  on the same tables (INSERT ... ON CONFLICT checks a row twice) and
+ *	  reads the tail.  An ordered scan (ORDER BY fp <-> q) returns rings: every row
  *	  within 1, 3, 5, ... bits not returned yet, found by probes and among the
  *	  tail's rows (read once, kept sorted by distance), sorted; once a ring's
  *	  probes would cost more than a pass (or the tail's rows and the ring's
