@@ -555,7 +555,9 @@ extern HammingTailCache *hamming_tail_cache(Relation index, const HammingTables 
 extern bool hamming_tail_cache_fits(const HammingTables *tables);
 extern bool hamming_tail_cache_has(const HammingTailCache *tc, BlockNumber blkno);
 extern bool hamming_tail_cache_add(HammingTailCache *tc, Page page, BlockNumber blkno);
-extern bool hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
+extern uint64 hamming_tail_cache_serial(const HammingTailCache *tc);
+extern uint32 hamming_tail_cache_entries(const HammingTailCache *tc);
+extern bool hamming_tail_cache_probe(const HammingTailCache *tc, uint32 from, simhash query, int k,
 									 HammingProbeMatch match, HammingProbeEmit emit, void *arg);
 
 /* hamming_build.c */

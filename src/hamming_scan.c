@@ -399,22 +399,18 @@ collector_init(Collector *c, HammingScanOpaque so, int above, TIDBitmap *tbm)
 }
 
 /*
- * The tail of a scan that probed, through the full tail pages this backend
- * keeps (hamming_tail_cache.c): the pages it does not keep yet are read,
- * kept when full, their rows collected when not; then the kept pages' rows
- * within radius[i] of center[i] for each of the n (until they outgrow the
- * collector).  An ordered scan's ring (one center, its query) takes the
- * rows farther than the collector's above bits and within its radius.
+ * The tail pages of a scan that probed that this backend does not keep:
+ * read, kept when full, their rows collected when not (an ordered scan's
+ * ring takes the rows farther than the collector's above bits and within
+ * radius).  False when the collector said stop.
  */
-static void
-tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, const simhash *center,
-				const int *radius, int ncenters)
+static bool
+tail_not_kept(IndexScanDesc scan, HammingTailCache *tc, Collector *c, int radius)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
 	HammingHit	found[HAMMING_PAGE_CAPACITY];
 	BlockNumber pos;
 	BlockNumber blkno;
-	int			j;
 
 	for (pos = so->tables.pass_pages; hamming_pass_block(&so->tables, pos, &blkno); pos++)
 	{
@@ -433,15 +429,41 @@ tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, const si
 		UnlockReleaseBuffer(buffer);
 		for (i = 0; i < n; i++)
 		{
-			if (so->ordered && (found[i].distance <= c->above || found[i].distance > radius[0]))
+			if (so->ordered && (found[i].distance <= c->above || found[i].distance > radius))
 				continue;
 			if (!collector_emit(c, &found[i]))
-				return;
+				return false;
 		}
 	}
+	return true;
+}
+
+/*
+ * The rows of the kept tail pages within radius[j] of center[j] for each of
+ * the ncenters, from the kept entry numbered from on (until they outgrow
+ * the collector)
+ */
+static void
+tail_kept(HammingTailCache *tc, Collector *c, uint32 from, const simhash *center,
+		  const int *radius, int ncenters)
+{
+	int			j;
+
 	for (j = 0; j < ncenters; j++)
-		if (!hamming_tail_cache_probe(tc, center[j], radius[j], collector_match, collector_emit, c))
+		if (!hamming_tail_cache_probe(tc, from, center[j], radius[j], collector_match, collector_emit, c))
 			return;
+}
+
+/*
+ * The tail of a scan that probed, through the full tail pages this backend
+ * keeps (hamming_tail_cache.c): the pages it does not keep yet, then the
+ * kept pages' rows within radius of center
+ */
+static void
+tail_from_cache(IndexScanDesc scan, HammingTailCache *tc, Collector *c, simhash center, int radius)
+{
+	if (tail_not_kept(scan, tc, c, radius))
+		tail_kept(tc, c, 0, &center, &radius, 1);
 }
 
 /*
@@ -466,15 +488,19 @@ hit_tid_cmp(const void *a, const void *b)
 
 /*
  * The rows that the last exclusion check of an index of text found in the
- * tables.  PostgreSQL checks the row of an INSERT ... ON CONFLICT twice,
- * before and after it inserts it, each time by a scan under a dirty
- * snapshot with the same conditions.  Between the two scans only the tail
- * gains rows: a merge writes new tables under a new tables_id, and VACUUM
- * only takes the TID off a table entry, in place, which the scan checks
- * again as it returns the row (hit_still_indexed).  So a scan with the
- * conditions of the last one, on tables of the same identity, takes its
- * rows from the tables without probing them, and reads the tail again.
- * Kept within work_mem, until the transaction ends.
+ * tables, and in the tail pages its backend keeps.  PostgreSQL checks the
+ * row of an INSERT ... ON CONFLICT twice, before and after it inserts it,
+ * each time by a scan under a dirty snapshot with the same conditions.
+ * Between the two scans only the tail gains rows: a merge writes new tables
+ * under a new tables_id, and VACUUM only takes the TID off a table entry,
+ * in place, which the scan checks again as it returns the row
+ * (hit_still_indexed).  So a scan with the conditions of the last one, on
+ * tables of the same identity, takes its rows from the tables without
+ * probing them.  The kept tail pages likewise only lose entries while
+ * their backend keeps them under one serial (hamming_tail_cache.c): the
+ * scan takes the rows of the entries kept then, and reads the tail pages
+ * that are not kept and looks among the entries kept since.  Kept within
+ * work_mem, until the transaction ends.
  */
 typedef struct CheckMemo
 {
@@ -484,6 +510,8 @@ typedef struct CheckMemo
 	int			nconds;
 	simhash		center[NEARDUP_QUARTERS];
 	int			radius[NEARDUP_QUARTERS];
+	uint64		tail_serial;	/* of the kept tail pages the rows include; 0: none */
+	uint32		tail_entries;	/* the kept entries they include */
 	int			nhits;
 	HammingHit *hits;
 } CheckMemo;
@@ -512,11 +540,16 @@ check_memo_holds(IndexScanDesc scan)
 		memcmp(check_memo.radius, so->radius, so->nconds * sizeof(int)) == 0;
 }
 
-/* keep the scan's rows so->hits, those of the tables, if they fit in work_mem */
+/*
+ * Keep the scan's rows of the tables, so->hits[0, ntables), and with tc
+ * those of its first tail_entries entries, so->hits[kept, nhits), if they
+ * fit in work_mem
+ */
 static void
-remember_check(IndexScanDesc scan)
+remember_check(IndexScanDesc scan, int ntables, HammingTailCache *tc, uint32 tail_entries, int kept)
 {
 	HammingScanOpaque so = (HammingScanOpaque) scan->opaque;
+	int			nkept = tc ? so->nhits - kept : 0;
 
 	if (check_memo_cxt == NULL)
 	{
@@ -526,11 +559,15 @@ remember_check(IndexScanDesc scan)
 	}
 	forget_check_memo(XACT_EVENT_COMMIT, NULL);
 	if (so->nconds > NEARDUP_QUARTERS ||
-		(Size) so->nhits * sizeof(HammingHit) > (Size) work_mem * 1024)
+		(Size) (ntables + nkept) * sizeof(HammingHit) > (Size) work_mem * 1024)
 		return;
-	check_memo.hits = MemoryContextAlloc(check_memo_cxt, Max(so->nhits, 1) * sizeof(HammingHit));
-	memcpy(check_memo.hits, so->hits, so->nhits * sizeof(HammingHit));
-	check_memo.nhits = so->nhits;
+	check_memo.hits = MemoryContextAlloc(check_memo_cxt, Max(ntables + nkept, 1) * sizeof(HammingHit));
+	memcpy(check_memo.hits, so->hits, ntables * sizeof(HammingHit));
+	if (nkept > 0)
+		memcpy(check_memo.hits + ntables, so->hits + kept, nkept * sizeof(HammingHit));
+	check_memo.nhits = ntables + nkept;
+	check_memo.tail_serial = tc ? hamming_tail_cache_serial(tc) : 0;
+	check_memo.tail_entries = tc ? tail_entries : 0;
 	check_memo.nconds = so->nconds;
 	memcpy(check_memo.center, so->center, so->nconds * sizeof(simhash));
 	memcpy(check_memo.radius, so->radius, so->nconds * sizeof(int));
@@ -582,6 +619,7 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	Collector	c;
 	BlockNumber pos = 0;
 	bool		probed = false; /* the tables' rows found without a pass */
+	bool		remembered = false; /* they and the kept tail's come from the last check */
 	int			i;
 
 	/* an exclusion check's scan (it holds the page of each row it returns) */
@@ -591,20 +629,18 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	c.limit = INT_MAX;
 	if (check && check_memo_holds(scan))
 	{
-		/* the tables' rows of the last check, which had these conditions */
+		/* the rows of the last check, which had these conditions */
 		make_room(so, check_memo.nhits);
 		memcpy(so->hits, check_memo.hits, check_memo.nhits * sizeof(HammingHit));
 		so->nhits = check_memo.nhits;
 		pos = so->tables.pass_pages;
-		probed = true;
+		probed = remembered = true;
 	}
 	else if (so->nconds > 0 && hamming_probe_pays(&so->tables, so->radius[so->nconds - 1], so->nconds, 0, 0))
 	{
 		for (i = 0; i < so->nconds; i++)
 			hamming_probe(scan->indexRelation, &so->tables, so->center[i], so->radius[i],
 						  collector_match, collector_emit, &c);
-		if (check)
-			remember_check(scan);
 		pos = so->tables.pass_pages;
 		probed = true;
 	}
@@ -612,19 +648,34 @@ start_any(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 	{
 		/* a pass: table 0's rows, kept, then the tail's */
 		collect_pass(scan, &c, 0, so->tables.pass_pages);
-		remember_check(scan);
+		remember_check(scan, so->nhits, NULL, 0, 0);
 		pos = so->tables.pass_pages;
 	}
-	if (probed && may_keep_tail(scan))
+	if (probed)
 	{
-		/* the tail through the pages this backend keeps */
-		HammingTailCache *tc = hamming_tail_cache(scan->indexRelation, &so->tables);
+		/* the tail through the pages this backend keeps, when the scan may */
+		HammingTailCache *tc = may_keep_tail(scan) ? hamming_tail_cache(scan->indexRelation, &so->tables) : NULL;
+		int			ntables = so->nhits;
 
 		if (tc)
 		{
-			tail_from_cache(scan, tc, &c, so->center, so->radius, so->nconds);
+			/* the rows of the entries kept when the last check kept its rows are among them */
+			uint32		from = remembered && check_memo.tail_serial == hamming_tail_cache_serial(tc) ?
+				check_memo.tail_entries : 0;
+
+			if (tail_not_kept(scan, tc, &c, 0))
+			{
+				int			kept = so->nhits;
+				uint32		entries = hamming_tail_cache_entries(tc);
+
+				tail_kept(tc, &c, from, so->center, so->radius, so->nconds);
+				if (check && !remembered)
+					remember_check(scan, ntables, tc, entries, kept);
+			}
 			pos += hamming_tail_pages(&so->tables);
 		}
+		else if (check && !remembered)
+			remember_check(scan, ntables, NULL, 0, 0);
 	}
 	/* the rest of a pass: the tail, or every page */
 	collect_pass(scan, &c, pos, InvalidBlockNumber);
@@ -684,7 +735,7 @@ start_unordered(IndexScanDesc scan, TIDBitmap *tbm, int64 *ntids)
 		hamming_probe(scan->indexRelation, &so->tables, so->center[best], so->radius[best],
 					  collector_match, collector_emit, &c);
 		if (!c.overflow && tc)
-			tail_from_cache(scan, tc, &c, &so->center[best], &so->radius[best], 1);
+			tail_from_cache(scan, tc, &c, so->center[best], so->radius[best]);
 		if (c.overflow)
 		{
 			so->nhits = 0;
@@ -792,7 +843,7 @@ next_ring(IndexScanDesc scan)
 			hamming_probe(scan->indexRelation, &so->tables, so->query, ring,
 						  collector_match, collector_emit, &c);
 			if (!c.overflow)
-				tail_from_cache(scan, tc, &c, &so->query, &ring, 1);
+				tail_from_cache(scan, tc, &c, so->query, ring);
 		}
 		else
 		{

@@ -66,6 +66,7 @@
 struct HammingTailCache
 {
 	struct HammingTailCache *next;
+	uint64		serial;			/* this backend's number of these pages, never repeated */
 	Oid			relid;
 	Oid			relfilenode;
 	uint64		tables_id;
@@ -88,6 +89,7 @@ struct HammingTailCache
 int			simhash_tail_cache_kb = 16384;
 
 static HammingTailCache *caches;	/* the most recently used first */
+static uint64 last_serial;		/* the serial of the last kept pages begun */
 static Size cache_bytes;		/* the entries' room and the lists' heads, in all caches */
 
 /* the memory of the lists' heads at bits bits */
@@ -242,6 +244,7 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 	cxt = AllocSetContextCreate(TopMemoryContext, "hamming tail cache", ALLOCSET_DEFAULT_SIZES);
 	tc = MemoryContextAllocZero(cxt, sizeof(HammingTailCache));
 	tc->cxt = cxt;
+	tc->serial = ++last_serial;
 	tc->relid = RelationGetRelid(index);
 	tc->relfilenode = index->rd_rel->relfilenode;
 	tc->tables_id = tables->tables_id;
@@ -250,6 +253,24 @@ hamming_tail_cache(Relation index, const HammingTables *tables)
 	tc->next = caches;
 	caches = tc;
 	return tc;
+}
+
+/*
+ * The serial of the pages kept: another for pages kept again (after a view
+ * that showed a merge or VACUUM's removals, or when the least recently used
+ * made room), so that the entries up to a count are the same while it is
+ */
+uint64
+hamming_tail_cache_serial(const HammingTailCache *tc)
+{
+	return tc->serial;
+}
+
+/* the entries kept, in the order their pages were kept */
+uint32
+hamming_tail_cache_entries(const HammingTailCache *tc)
+{
+	return tc->n;
 }
 
 /* could simhash.tail_cache_size hold the whole tail of the view? */
@@ -377,16 +398,16 @@ offer_entry(const HammingTailCache *tc, uint32 e, int d, HammingProbeMatch match
 }
 
 /*
- * Every kept entry within k bits of query, each once, offered to match and
- * then emit as hamming_probe() offers rows of the tables: through the lists
- * of its blocks when each table's radius (hamming_table_radii) is at most 1
- * (k <= 7: at most 17 lists a table), else by reading every entry (the
- * lists of a larger radius cost more random reads than that).  False when
- * emit said stop.
+ * Every kept entry within k bits of query, from the entry numbered from on
+ * (0: all), each once, offered to match and then emit as hamming_probe()
+ * offers rows of the tables: through the lists of its blocks when each
+ * table's radius (hamming_table_radii) is at most 1 (k <= 7: at most 17
+ * lists a table), else by reading every entry (the lists of a larger radius
+ * cost more random reads than that).  False when emit said stop.
  */
 HAMMING_POPCOUNT_CLONES
 bool
-hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
+hamming_tail_cache_probe(const HammingTailCache *tc, uint32 from, simhash query, int k,
 						 HammingProbeMatch match, HammingProbeEmit emit, void *arg)
 {
 	int			radius[HAMMING_NTABLES];
@@ -402,7 +423,7 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 		uint16		slots[HAMMING_PAGE_CAPACITY];
 		uint32		first;
 
-		for (first = 0; first < tc->n; first += HAMMING_PAGE_CAPACITY)
+		for (first = from; first < tc->n; first += HAMMING_PAGE_CAPACITY)
 		{
 			int			n = (int) Min(tc->n - first, HAMMING_PAGE_CAPACITY);
 			int			nnear = hamming_near_slots(tc->fps + first, n, query, 0, k, slots);
@@ -432,7 +453,8 @@ hamming_tail_cache_probe(const HammingTailCache *tc, simhash query, int k,
 		{
 			uint32		e;
 
-			for (e = tc->head[j][h < 0 ? qhead : qhead ^ (1u << h)]; e != CACHE_END; e = tc->link[j][e])
+			/* newest first: the entries from "from" on lead each list */
+			for (e = tc->head[j][h < 0 ? qhead : qhead ^ (1u << h)]; e != CACHE_END && e >= from; e = tc->link[j][e])
 			{
 				uint64		fp = tc->fps[e];
 				int			d;
