@@ -1630,6 +1630,20 @@ $$;
 COMMENT ON FUNCTION simhash_dist_candidates(text, integer[], text, integer, float8) IS
 	'a step of the distributed whole-table calls: the query of the candidate pairs (a, b, d) of the fingerprints in scratch_fps, one share of simhash_pairs_share() on each worker; not for calling directly';
 
+-- simhash_verify_sets(sets_query, pairs_query, min_similarity, key, rank):
+-- the verification of one worker's pairs in memory: sets_query gives its rows
+-- (k, r, s), a key, its rank and its shingle set; pairs_query the pairs
+-- (i_a, i_b, d), the ordinals (from 1) of their rows in sets_query's order;
+-- returns those whose sets have a shingle_similarity of at least
+-- min_similarity.  Each set is read once.  key and rank are NULLs of the
+-- types of k and r.
+CREATE FUNCTION simhash_verify_sets(sets_query text, pairs_query text, min_similarity float8, key anyelement, rank anycompatible)
+	RETURNS TABLE (ka anyelement, ra anycompatible, kb anyelement, rb anycompatible, d integer, similarity float8)
+	AS 'MODULE_PATHNAME', 'simhash_verify_sets'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_verify_sets(text, text, float8, anyelement, anycompatible) IS
+	'a step of the distributed whole-table calls: the pairs (i_a, i_b, d) of pairs_query, ordinals of rows (k, r, s) of sets_query, whose shingle sets s have a shingle_similarity of at least min_similarity, as (ka, ra, kb, rb, d, similarity), each set read once; not for calling directly';
+
 -- simhash_dist_verify(scratch, copies, rows_query, set_of, key_ops,
 -- min_similarity): steps 3 and 4 of the verification of the candidates in
 -- scratch_cand (x, y, d: each pair both ways, on the shard of x), and the
@@ -1663,6 +1677,12 @@ DECLARE
 	home pg_catalog.text;
 	nsets pg_catalog.int8;
 	nsent pg_catalog.int8;
+	-- the types of the key and the rank (k, r), and with their collations
+	types pg_catalog.text[];
+	collated pg_catalog.text[];
+	-- CASE branches: for each copy number, the queries of its worker's sets and pairs
+	sets_of pg_catalog.text;
+	pairs_of pg_catalog.text;
 BEGIN
 	SELECT pg_catalog.array_agg(COALESCE(w.c, copies[1]) ORDER BY s.shardminvalue::pg_catalog.int4),
 		   (pg_catalog.array_agg(s.shardminvalue::pg_catalog.int4 ORDER BY s.shardminvalue::pg_catalog.int4))[2:]
@@ -1704,12 +1724,35 @@ BEGIN
 		scratch, key_ops[2]);
 	GET DIAGNOSTICS nsent = ROW_COUNT;
 	RAISE DEBUG 'simhash_dist_verify: % shingle sets built, % sent to another worker', nsets, nsent;
+	-- 5. on each worker, simhash_verify_sets over its sets in key order and
+	-- its pairs as the ordinals of their two sets
+	SELECT pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY a.attname),
+		   pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) OPERATOR(pg_catalog.||)
+			   CASE WHEN o.oid IS NULL THEN '' ELSE pg_catalog.format(' COLLATE %I.%I', n.nspname, o.collname) END ORDER BY a.attname)
+	  INTO types, collated
+	  FROM pg_catalog.pg_attribute AS a
+	  LEFT JOIN pg_catalog.pg_collation AS o ON o.oid OPERATOR(pg_catalog.=) a.attcollation
+	  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) o.collnamespace
+	 WHERE a.attrelid OPERATOR(pg_catalog.=) (scratch OPERATOR(pg_catalog.||) '_sets')::pg_catalog.regclass
+	   AND a.attname OPERATOR(pg_catalog.=) ANY ('{k,r}'::pg_catalog.name[]);
+	SELECT pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %L', u.c, pg_catalog.format(
+			   'SELECT s.k, s.r, s.s FROM %1$s AS s ORDER BY s.k USING %2$s', u.sets, key_ops[1])), ''),
+		   pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %L', u.c, pg_catalog.format(
+			   'WITH n AS MATERIALIZED (SELECT s.k, pg_catalog.row_number() OVER (ORDER BY s.k USING %3$s) AS i FROM %1$s AS s) '
+			   'SELECT a.i, b.i, v.d FROM %2$s AS v JOIN n AS a ON a.k %4$s v.a JOIN n AS b ON b.k %4$s v.b',
+			   u.sets, u.pairs, key_ops[1], key_ops[2])), '')
+	  INTO sets_of, pairs_of
+	  FROM (SELECT c.c,
+				   pg_catalog.shard_name(t.sets, pg_catalog.get_shard_id_for_distribution_column(t.sets, c.c)) AS sets,
+				   pg_catalog.shard_name(t.pairs, pg_catalog.get_shard_id_for_distribution_column(t.pairs, c.c)) AS pairs
+			  FROM pg_catalog.unnest(copies) AS c(c),
+				   (SELECT (scratch OPERATOR(pg_catalog.||) '_sets')::pg_catalog.regclass AS sets,
+						   (scratch OPERATOR(pg_catalog.||) '_verify')::pg_catalog.regclass AS pairs) AS t) AS u;
 	RETURN pg_catalog.format(
-		'SELECT v.a AS ka, sa.r AS ra, v.b AS kb, sb.r AS rb, v.d, @extschema@.shingle_similarity(sa.s, sb.s) AS similarity '
-		'FROM %1$s_verify AS v JOIN %1$s_sets AS sa ON sa.c OPERATOR(pg_catalog.=) v.c AND sa.k %3$s v.a '
-		'JOIN %1$s_sets AS sb ON sb.c OPERATOR(pg_catalog.=) v.c AND sb.k %3$s v.b '
-		'WHERE @extschema@.shingle_similarity(sa.s, sb.s) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
-		scratch, min_similarity, key_ops[2]);
+		'SELECT (p.p).ka::%2$s AS ka, (p.p).ra::%3$s AS ra, (p.p).kb::%2$s AS kb, (p.p).rb::%3$s AS rb, (p.p).d, (p.p).similarity FROM ('
+		'  SELECT @extschema@.simhash_verify_sets(CASE x.c%4$s END, CASE x.c%5$s END, %6$s::pg_catalog.float8, NULL::%7$s, NULL::%8$s) AS p '
+		'  FROM (SELECT s.c FROM %1$s_sets AS s GROUP BY s.c) AS x) AS p',
+		scratch, collated[1], collated[2], sets_of, pairs_of, min_similarity, types[1], types[2]);
 END
 $$;
 COMMENT ON FUNCTION simhash_dist_verify(text, integer[], text, text, text[], float8) IS
