@@ -1129,8 +1129,9 @@ COMMENT ON FUNCTION simhash_verify_sets(text, text, float8, anyelement, anycompa
 --      than a, once for each worker w that lacks it; each such set goes once
 --      to w (into scratch_sets, with c = w): pairs whose rows are on one
 --      worker move no set
---   5. the query: on each worker, the pairs (ka < kb, ra, rb, d, similarity)
---      whose sets have a shingle_similarity of at least min_similarity
+--   5. the query: on each worker, simhash_verify_sets over its sets and its
+--      pairs, in memory: the pairs (ka < kb, ra, rb, d, similarity) whose
+--      sets have a shingle_similarity of at least min_similarity
 CREATE FUNCTION simhash_dist_verify(scratch text, copies integer[], rows_query text, set_of text, key_ops text[], min_similarity float8)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
