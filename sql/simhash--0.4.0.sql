@@ -1632,8 +1632,8 @@ COMMENT ON FUNCTION simhash_dist_candidates(text, integer[], text, integer, floa
 
 -- simhash_verify_sets(sets_query, pairs_query, min_similarity, key, rank):
 -- the verification of one worker's pairs in memory: sets_query gives its rows
--- (k, r, s), a key, its rank and its shingle set; pairs_query the pairs
--- (i_a, i_b, d), the ordinals (from 1) of their rows in sets_query's order;
+-- (ctid, k, r, s), a row's ctid, its key, its rank and its shingle set;
+-- pairs_query the pairs (tid_a, tid_b, d), the ctids of their two rows;
 -- returns those whose sets have a shingle_similarity of at least
 -- min_similarity.  Each set is read once.  key and rank are NULLs of the
 -- types of k and r.
@@ -1642,7 +1642,7 @@ CREATE FUNCTION simhash_verify_sets(sets_query text, pairs_query text, min_simil
 	AS 'MODULE_PATHNAME', 'simhash_verify_sets'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_verify_sets(text, text, float8, anyelement, anycompatible) IS
-	'a step of the distributed whole-table calls: the pairs (i_a, i_b, d) of pairs_query, ordinals of rows (k, r, s) of sets_query, whose shingle sets s have a shingle_similarity of at least min_similarity, as (ka, ra, kb, rb, d, similarity), each set read once; not for calling directly';
+	'a step of the distributed whole-table calls: the pairs (tid_a, tid_b, d) of pairs_query, ctids of rows (ctid, k, r, s) of sets_query, whose shingle sets s have a shingle_similarity of at least min_similarity, as (ka, ra, kb, rb, d, similarity), each set read once; not for calling directly';
 
 -- simhash_dist_verify(scratch, copies, rows_query, set_of, key_ops,
 -- min_similarity): steps 3 and 4 of the verification of the candidates in
@@ -1725,8 +1725,8 @@ BEGIN
 		scratch, key_ops[2]);
 	GET DIAGNOSTICS nsent = ROW_COUNT;
 	RAISE DEBUG 'simhash_dist_verify: % shingle sets built, % sent to another worker', nsets, nsent;
-	-- 5. on each worker, simhash_verify_sets over its sets in key order and
-	-- its pairs as the ordinals of their two sets
+	-- 5. on each worker, simhash_verify_sets over its sets and its pairs as
+	-- the ctids of their two sets
 	SELECT pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY a.attname),
 		   pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) OPERATOR(pg_catalog.||)
 			   CASE WHEN o.oid IS NULL THEN '' ELSE pg_catalog.format(' COLLATE %I.%I', n.nspname, o.collname) END ORDER BY a.attname)
@@ -1737,11 +1737,10 @@ BEGIN
 	 WHERE a.attrelid OPERATOR(pg_catalog.=) (scratch OPERATOR(pg_catalog.||) '_sets')::pg_catalog.regclass
 	   AND a.attname OPERATOR(pg_catalog.=) ANY ('{k,r}'::pg_catalog.name[]);
 	SELECT pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %L', u.c, pg_catalog.format(
-			   'SELECT s.k, s.r, s.s FROM %1$s AS s ORDER BY s.k USING %2$s', u.sets, key_ops[1])), ''),
+			   'SELECT s.ctid, s.k, s.r, s.s FROM %1$s AS s', u.sets)), ''),
 		   pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %L', u.c, pg_catalog.format(
-			   'WITH n AS MATERIALIZED (SELECT s.k, pg_catalog.row_number() OVER (ORDER BY s.k USING %3$s) AS i FROM %1$s AS s) '
-			   'SELECT a.i, b.i, v.d FROM %2$s AS v JOIN n AS a ON a.k %4$s v.a JOIN n AS b ON b.k %4$s v.b',
-			   u.sets, u.pairs, key_ops[1], key_ops[2])), '')
+			   'SELECT a.ctid, b.ctid, v.d FROM %2$s AS v JOIN %1$s AS a ON a.k %3$s v.a JOIN %1$s AS b ON b.k %3$s v.b',
+			   u.sets, u.pairs, key_ops[2])), '')
 	  INTO sets_of, pairs_of
 	  FROM (SELECT c.c,
 				   pg_catalog.shard_name(t.sets, pg_catalog.get_shard_id_for_distribution_column(t.sets, c.c)) AS sets,
