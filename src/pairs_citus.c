@@ -18,6 +18,10 @@
  * code of one server (simhash_link() reads rows and pairs of the same form
  * from any query).  The pairs equal those of one server: the workers run
  * the shares of the same plan (simhash_pairs_share()) over the same rows.
+ *
+ * simhash_verify_sets() is the verification on a worker, in the distributed
+ * calls' last step (simhash_dist_verify()): the shingle sets of the worker's
+ * pairs, read once each and held in memory, and its pairs compared.
  */
 #include "pairs_citus.h"
 #include "shingle_set.h"
