@@ -1630,44 +1630,133 @@ $$;
 COMMENT ON FUNCTION simhash_dist_candidates(text, integer[], text, integer, float8) IS
 	'a step of the distributed whole-table calls: the query of the candidate pairs (a, b, d) of the fingerprints in scratch_fps, one share of simhash_pairs_share() on each worker; not for calling directly';
 
--- simhash_dist_verify(scratch, rows_query, set_of, key_ops): steps 3 and 4 of
--- the verification of the candidates in scratch_cand (x, y, d: each pair both
--- ways, on the shard of x), and the query of step 5.  rows_query gives the
--- rows (k, b, r) of the table that scratch_cand is colocated with: k its key,
--- b its body, r what the verified pairs carry of it (the rank); set_of is the
--- shingle set of t.b; key_ops the key's <, = and > as OPERATOR(...).
---   3. the shard of a row in a candidate pair builds its set once
---   4. the set of the pair's larger key goes to the shard of the smaller
---      (repartitioned: local when both rows are on one worker)
---   5. the query: on that shard, the pairs (ka < kb, ra, rb, d, similarity)
---      whose sets have a shingle_similarity of at least min_similarity
-CREATE FUNCTION simhash_dist_verify(scratch text, rows_query text, set_of text, key_ops text[], min_similarity float8)
+-- simhash_verify_sets(sets_query, pairs_query, min_similarity, key, rank):
+-- the verification of one worker's pairs in memory: sets_query gives its rows
+-- (ctid, k, r, s), a row's ctid, its key, its rank and its shingle set;
+-- pairs_query the pairs (tid_a, tid_b, d), the ctids of their two rows;
+-- returns those whose sets have a shingle_similarity of at least
+-- min_similarity.  Each set is read once.  key and rank are NULLs of the
+-- types of k and r.
+CREATE FUNCTION simhash_verify_sets(sets_query text, pairs_query text, min_similarity float8, key anyelement, rank anycompatible)
+	RETURNS TABLE (ka anyelement, ra anycompatible, kb anyelement, rb anycompatible, d integer, similarity float8)
+	AS 'MODULE_PATHNAME', 'simhash_verify_sets'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_verify_sets(text, text, float8, anyelement, anycompatible) IS
+	'a step of the distributed whole-table calls: the pairs (tid_a, tid_b, d) of pairs_query, ctids of rows (ctid, k, r, s) of sets_query, whose shingle sets s have a shingle_similarity of at least min_similarity, as (ka, ra, kb, rb, d, similarity), each set read once; not for calling directly';
+
+-- simhash_dist_verify(scratch, copies, rows_query, set_of, key_ops,
+-- min_similarity): steps 3 and 4 of the verification of the candidates in
+-- scratch_cand (x, y, d: each pair both ways, on the shard of x), and the
+-- query of step 5.  rows_query gives the rows (k, b, r) of the table that
+-- scratch_cand is colocated with: k its key, b its body, r what the verified
+-- pairs carry of it (the rank); set_of is the shingle set of t.b; key_ops the
+-- key's <, = and > as OPERATOR(...); copies the copy numbers of scratch_fps
+-- (simhash_dist_copies), one a worker.  The tables of steps 3 and 4 have one
+-- shard a worker, colocated with scratch_fps; the worker of a key is the one
+-- that holds its shard of scratch_cand (by Citus's hash of the key and the
+-- shards' ranges).
+--   3. scratch_sets (c, k, s, r): the worker of each row in a candidate pair
+--      builds its set once and keeps it (c, the worker's copy number)
+--   4. scratch_verify (c, a, b, d, cb): each pair, a < b, on the worker of a;
+--      scratch_need (c, k, w): the keys b whose set is on another worker
+--      than a, once for each worker w that lacks it; each such set goes once
+--      to w (into scratch_sets, with c = w): pairs whose rows are on one
+--      worker move no set
+--   5. the query: on each worker, simhash_verify_sets over its sets and its
+--      pairs, in memory: the pairs (ka < kb, ra, rb, d, similarity) whose
+--      sets have a shingle_similarity of at least min_similarity
+CREATE FUNCTION simhash_dist_verify(scratch text, copies integer[], rows_query text, set_of text, key_ops text[], min_similarity float8)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
+DECLARE
+	-- the copy number of the worker of each shard of scratch_cand, and the
+	-- least hash of each shard but the first, in hash order
+	held pg_catalog.int4[];
+	bounds pg_catalog.int4[];
+	-- the copy number of the worker of the key %s
+	home pg_catalog.text;
+	nsets pg_catalog.int8;
+	nsent pg_catalog.int8;
+	-- the types of the key and the rank (k, r), and with their collations
+	types pg_catalog.text[];
+	collated pg_catalog.text[];
+	-- CASE branches: for each copy number, the queries of its worker's sets and pairs
+	sets_of pg_catalog.text;
+	pairs_of pg_catalog.text;
 BEGIN
-	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_sets AS SELECT t.k, %3$s AS s, t.r FROM (%2$s) AS t WITH NO DATA',
+	SELECT pg_catalog.array_agg(COALESCE(w.c, copies[1]) ORDER BY s.shardminvalue::pg_catalog.int4),
+		   (pg_catalog.array_agg(s.shardminvalue::pg_catalog.int4 ORDER BY s.shardminvalue::pg_catalog.int4))[2:]
+	  INTO held, bounds
+	  FROM pg_catalog.pg_dist_shard AS s
+	  LEFT JOIN LATERAL (
+		SELECT pg_catalog.min(u.c) AS c
+		  FROM pg_catalog.unnest(copies) WITH ORDINALITY AS u(c, i)
+		  JOIN (SELECT f.shardid, pg_catalog.row_number() OVER (ORDER BY f.shardid) AS i FROM pg_catalog.pg_dist_shard AS f
+				 WHERE f.logicalrelid OPERATOR(pg_catalog.=) (scratch OPERATOR(pg_catalog.||) '_fps')::pg_catalog.regclass) AS f
+			ON f.i OPERATOR(pg_catalog.=) u.i
+		  JOIN pg_catalog.pg_dist_placement AS fp ON fp.shardid OPERATOR(pg_catalog.=) f.shardid
+		  JOIN pg_catalog.pg_dist_placement AS p ON p.groupid OPERATOR(pg_catalog.=) fp.groupid AND p.shardid OPERATOR(pg_catalog.=) s.shardid) AS w ON true
+	 WHERE s.logicalrelid OPERATOR(pg_catalog.=) (scratch OPERATOR(pg_catalog.||) '_cand')::pg_catalog.regclass;
+	home := pg_catalog.format('(%L::pg_catalog.int4[])[pg_catalog.width_bucket(pg_catalog.worker_hash(%%s), %L::pg_catalog.int4[]) OPERATOR(pg_catalog.+) 1]',
+		held, bounds);
+	-- 3. the sets, each on the worker of its row
+	EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %1$s_sets AS SELECT 0::pg_catalog.int4 AS c, t.k, %3$s AS s, t.r FROM (%2$s) AS t WITH NO DATA',
 		scratch, rows_query, set_of);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'k', colocate_with => scratch OPERATOR(pg_catalog.||) '_cand');
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sets', 'c', colocate_with => scratch OPERATOR(pg_catalog.||) '_fps');
 	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_sets SELECT t.k, %3$s, t.r FROM (%2$s) AS t WHERE t.k %4$s ANY (SELECT c.x FROM %1$s_cand AS c)',
-		scratch, rows_query, set_of, key_ops[2]);
+		'INSERT INTO %1$s_sets SELECT %5$s, t.k, %3$s, t.r FROM (%2$s) AS t WHERE t.k %4$s ANY (SELECT c.x FROM %1$s_cand AS c)',
+		scratch, rows_query, set_of, key_ops[2], pg_catalog.format(home, 't.k'));
+	GET DIAGNOSTICS nsets = ROW_COUNT;
+	-- 4. the pairs on the worker of their first row, and the sets that it lacks
 	EXECUTE pg_catalog.format(
-		'CREATE UNLOGGED TABLE %1$s_sent AS SELECT c.y AS ka, c.x AS kb, c.d, s.s AS sb, s.r AS rb FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x WITH NO DATA',
+		'CREATE UNLOGGED TABLE %1$s_verify AS SELECT 0::pg_catalog.int4 AS c, c.x AS a, c.y AS b, c.d, 0::pg_catalog.int4 AS cb FROM %1$s_cand AS c WITH NO DATA', scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_verify', 'c', colocate_with => scratch OPERATOR(pg_catalog.||) '_fps');
+	EXECUTE pg_catalog.format('INSERT INTO %1$s_verify SELECT %3$s, c.x, c.y, c.d, %4$s FROM %1$s_cand AS c WHERE c.x %2$s c.y',
+		scratch, key_ops[1], pg_catalog.format(home, 'c.x'), pg_catalog.format(home, 'c.y'));
+	EXECUTE pg_catalog.format(
+		'CREATE UNLOGGED TABLE %1$s_need AS SELECT v.cb AS c, v.b AS k, v.c AS w FROM %1$s_verify AS v WITH NO DATA', scratch);
+	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_need', 'c', colocate_with => scratch OPERATOR(pg_catalog.||) '_fps');
+	-- (grouped by c too: each group is on one worker, and goes worker to worker)
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_need SELECT v.cb, v.b, v.c FROM %1$s_verify AS v WHERE v.cb OPERATOR(pg_catalog.<>) v.c GROUP BY v.c, v.cb, v.b', scratch);
+	EXECUTE pg_catalog.format(
+		'INSERT INTO %1$s_sets SELECT n.w, s.k, s.s, s.r FROM %1$s_need AS n JOIN %1$s_sets AS s ON s.c OPERATOR(pg_catalog.=) n.c AND s.k %2$s n.k',
 		scratch, key_ops[2]);
-	PERFORM pg_catalog.create_distributed_table(scratch OPERATOR(pg_catalog.||) '_sent', 'ka', colocate_with => scratch OPERATOR(pg_catalog.||) '_cand');
-	EXECUTE pg_catalog.format(
-		'INSERT INTO %1$s_sent SELECT c.y, c.x, c.d, s.s, s.r FROM %1$s_cand AS c JOIN %1$s_sets AS s ON s.k %2$s c.x WHERE c.x %3$s c.y',
-		scratch, key_ops[2], key_ops[3]);
+	GET DIAGNOSTICS nsent = ROW_COUNT;
+	RAISE DEBUG 'simhash_dist_verify: % shingle sets built, % sent to another worker', nsets, nsent;
+	-- 5. on each worker, simhash_verify_sets over its sets and its pairs as
+	-- the ctids of their two sets
+	SELECT pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) ORDER BY a.attname),
+		   pg_catalog.array_agg(pg_catalog.format_type(a.atttypid, a.atttypmod) OPERATOR(pg_catalog.||)
+			   CASE WHEN o.oid IS NULL THEN '' ELSE pg_catalog.format(' COLLATE %I.%I', n.nspname, o.collname) END ORDER BY a.attname)
+	  INTO types, collated
+	  FROM pg_catalog.pg_attribute AS a
+	  LEFT JOIN pg_catalog.pg_collation AS o ON o.oid OPERATOR(pg_catalog.=) a.attcollation
+	  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) o.collnamespace
+	 WHERE a.attrelid OPERATOR(pg_catalog.=) (scratch OPERATOR(pg_catalog.||) '_sets')::pg_catalog.regclass
+	   AND a.attname OPERATOR(pg_catalog.=) ANY ('{k,r}'::pg_catalog.name[]);
+	SELECT pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %L', u.c, pg_catalog.format(
+			   'SELECT s.ctid, s.k, s.r, s.s FROM %1$s AS s', u.sets)), ''),
+		   pg_catalog.string_agg(pg_catalog.format(' WHEN %s THEN %L', u.c, pg_catalog.format(
+			   'SELECT a.ctid, b.ctid, v.d FROM %2$s AS v JOIN %1$s AS a ON a.k %3$s v.a JOIN %1$s AS b ON b.k %3$s v.b',
+			   u.sets, u.pairs, key_ops[2])), '')
+	  INTO sets_of, pairs_of
+	  FROM (SELECT c.c,
+				   pg_catalog.shard_name(t.sets, pg_catalog.get_shard_id_for_distribution_column(t.sets, c.c)) AS sets,
+				   pg_catalog.shard_name(t.pairs, pg_catalog.get_shard_id_for_distribution_column(t.pairs, c.c)) AS pairs
+			  FROM pg_catalog.unnest(copies) AS c(c),
+				   (SELECT (scratch OPERATOR(pg_catalog.||) '_sets')::pg_catalog.regclass AS sets,
+						   (scratch OPERATOR(pg_catalog.||) '_verify')::pg_catalog.regclass AS pairs) AS t) AS u;
 	RETURN pg_catalog.format(
-		'SELECT c.ka, s.r AS ra, c.kb, c.rb, c.d, @extschema@.shingle_similarity(s.s, c.sb) AS similarity '
-		'FROM %1$s_sent AS c JOIN %1$s_sets AS s ON s.k %3$s c.ka '
-		'WHERE @extschema@.shingle_similarity(s.s, c.sb) OPERATOR(pg_catalog.>=) %2$s::pg_catalog.float8',
-		scratch, min_similarity, key_ops[2]);
+		'SELECT (p.p).ka::%2$s AS ka, (p.p).ra::%3$s AS ra, (p.p).kb::%2$s AS kb, (p.p).rb::%3$s AS rb, (p.p).d, (p.p).similarity FROM ('
+		'  SELECT @extschema@.simhash_verify_sets(CASE x.c%4$s END, CASE x.c%5$s END, %6$s::pg_catalog.float8, NULL::%7$s, NULL::%8$s) AS p '
+		'  FROM (SELECT s.c FROM %1$s_sets AS s GROUP BY s.c) AS x) AS p',
+		scratch, collated[1], collated[2], sets_of, pairs_of, min_similarity, types[1], types[2]);
 END
 $$;
-COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
-	'a step of the distributed whole-table calls: the shingle sets of the rows in the candidate pairs of scratch_cand, each pair''s second set sent to the shard of its first row, and the query of the verified pairs there; not for calling directly';
+COMMENT ON FUNCTION simhash_dist_verify(text, integer[], text, text, text[], float8) IS
+	'a step of the distributed whole-table calls: the shingle set of each row in a candidate pair of scratch_cand built once on its worker, each pair on the worker of its first row, the sets that worker lacks sent once each, and the query of the verified pairs there; not for calling directly';
 
 -- simhash_query_distributed(query, tables, id_type, words, max_distance,
 -- min_similarity, shingle, units, body_type, rows): what simhash_pairs(),
@@ -1695,8 +1784,9 @@ COMMENT ON FUNCTION simhash_dist_verify(text, text, text, text[], float8) IS
 --      for the same rows as on one server
 --   3. verified: the candidates both ways to the shards of their rows, and
 --      simhash_dist_verify over the query read once more, as on one server,
---      for the bodies of the rows in candidate pairs (the shard of each such
---      row builds its shingle set)
+--      for the bodies of the rows in candidate pairs (the worker of each such
+--      row builds its shingle set, and sends it once to each other worker
+--      that verifies a pair of it)
 CREATE FUNCTION simhash_query_distributed(query text, tables oid[], id_type regtype, words integer, max_distance integer,
 										  min_similarity float8, shingle integer, units text, body_type regtype, rows text)
 	RETURNS TABLE (id_a bigint, id_b bigint, distance integer, similarity float8)
@@ -1794,7 +1884,7 @@ BEGIN
 		RAISE DEBUG 'simhash_query_distributed: % candidates within % bits in % s', n OPERATOR(pg_catalog./) 2, max_distance,
 			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
 		phase := pg_catalog.clock_timestamp();
-		verified_query := @extschema@.simhash_dist_verify(scratch,
+		verified_query := @extschema@.simhash_dist_verify(scratch, copies,
 			pg_catalog.format('SELECT q.id::%s AS k, q.b, NULL::pg_catalog.int4 AS r FROM (%s) AS q(id, %s, b) WHERE q.b IS NOT NULL', id_type, rows_of, fps),
 			CASE WHEN body_type OPERATOR(pg_catalog.=) 'bigint[]'::pg_catalog.regtype THEN 't.b'
 				 ELSE pg_catalog.format('@extschema@.shingle_set(t.b::pg_catalog.text, %s, %L)', shingle, units) END,
@@ -1803,7 +1893,7 @@ BEGIN
 		GET DIAGNOSTICS n = ROW_COUNT;
 		RAISE DEBUG 'simhash_query_distributed: % verified pairs at similarity % in % s', n, min_similarity,
 			pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) phase)::pg_catalog.numeric, 1);
-		EXECUTE pg_catalog.format('DROP TABLE %1$s_cand, %1$s_sets, %1$s_sent', scratch);
+		EXECUTE pg_catalog.format('DROP TABLE %1$s_cand, %1$s_sets, %1$s_verify, %1$s_need', scratch);
 	END IF;
 	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_rows', scratch);
 END
@@ -1833,11 +1923,11 @@ COMMENT ON FUNCTION simhash_query_distributed(text, oid[], regtype, integer, int
 --      bands of the single-node plan, split); each candidate pair goes to
 --      the shards of both its rows (repartitioned, keys only; by way of the
 --      map when the ids are not the keys)
---   3. the shard of a row in a candidate pair builds its shingle set once
---   4. the set of the pair's larger key to the shard of the smaller
---      (repartitioned: one set per candidate pair, local when both rows are
---      on one worker)
---   5. that shard verifies (shingle_similarity of the sets); only the
+--   3. the worker of a row in a candidate pair builds its shingle set once
+--   4. each pair goes to the worker of its smaller key, and the set of its
+--      larger key too when that row is on another worker: once for each
+--      row and worker that lacks it (simhash_dist_verify)
+--   5. that worker verifies (shingle_similarity of the sets); only the
 --      verified pairs, with their ranks, reach the coordinator
 --   6. the coordinator links them ('center' in (rank, key) order)
 CREATE FUNCTION simhash_mark_distributed(tbl regclass, key_column name, body_column name,
@@ -1997,9 +2087,9 @@ BEGIN
 	-- 3.-5. the shingle sets, sent and verified on the workers; the verified pairs with their ranks to the coordinator
 	phase := pg_catalog.clock_timestamp();
 	EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE simhash_mark_pairs AS SELECT v.ka, v.ra, v.kb, v.rb FROM (%s) AS v',
-		@extschema@.simhash_dist_verify(scratch, rows_query, '@extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text)', key_ops, min_similarity));
+		@extschema@.simhash_dist_verify(scratch, copies, rows_query, '@extschema@.shingle_set(t.b, 3, ''auto''::pg_catalog.text)', key_ops, min_similarity));
 	GET DIAGNOSTICS npairs = ROW_COUNT;
-	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_sent', scratch);
+	EXECUTE pg_catalog.format('DROP TABLE %1$s_fps, %1$s_cand, %1$s_sets, %1$s_verify, %1$s_need', scratch);
 	IF mapped THEN
 		EXECUTE pg_catalog.format('DROP TABLE %1$s_ids', scratch);
 		IF nshared OPERATOR(pg_catalog.>) 0 THEN

@@ -18,18 +18,26 @@
  * code of one server (simhash_link() reads rows and pairs of the same form
  * from any query).  The pairs equal those of one server: the workers run
  * the shares of the same plan (simhash_pairs_share()) over the same rows.
+ *
+ * simhash_verify_sets() is the verification on a worker, in the distributed
+ * calls' last step (simhash_dist_verify()): the shingle sets of the worker's
+ * pairs, read once each and held in memory, and its pairs compared.
  */
 #include "pairs_citus.h"
+#include "shingle_set.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/params.h"
+#include "storage/itemptr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
 
 /* ---- the pipeline on the workers ---- */
 
@@ -219,4 +227,180 @@ pairs_citus_run(PairsState *st, FunctionCallInfo fcinfo, VerifyState *vs, const 
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	pairs_read_linked(st, plan, params, vs, emit, vemit, arg);
 	SPI_finish();
+}
+
+/* ---- the verification on a worker ---- */
+
+/* the pairs read from the cursor at a time */
+#define VERIFY_FETCH 10000
+
+/* a set's row: its ctid, and its place in the rows of the sets */
+typedef struct VerifyRow
+{
+	ItemPointerData tid;
+	uint64		i;
+} VerifyRow;
+
+static int
+verify_row_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) &((const VerifyRow *) a)->tid, (ItemPointer) &((const VerifyRow *) b)->tid);
+}
+
+/* the place in the sets of the row whose ctid is in column col of a pair, checked */
+static uint64
+verify_find(HeapTuple pair, TupleDesc desc, int col, const VerifyRow *rows, uint64 nsets)
+{
+	bool		isnull;
+	Datum		tid = SPI_getbinval(pair, desc, col, &isnull);
+	VerifyRow	key;
+	VerifyRow  *found = NULL;
+
+	if (!isnull)
+	{
+		ItemPointerCopy((ItemPointer) DatumGetPointer(tid), &key.tid);
+		found = bsearch(&key, rows, nsets, sizeof(VerifyRow), verify_row_cmp);
+	}
+	if (found == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a pair of simhash_verify_sets names a row that is not in its sets"),
+				 errdetail("A pair is (tid_a, tid_b, d): the ctids of two rows of the sets.")));
+	return found->i;
+}
+
+/*
+ * simhash_verify_sets(sets_query, pairs_query, min_similarity, key, rank):
+ * the verification of the pairs of one worker, in memory.  sets_query gives
+ * the rows (ctid, k, r, s) of the worker: a row's ctid, its key, what the
+ * pairs carry of it (the rank) and its shingle set; pairs_query the pairs
+ * (tid_a, tid_b, d): the ctids of their two rows, read in the same snapshot,
+ * and their distance.  Returns the pairs (ka, ra, kb, rb, d, similarity)
+ * whose sets have a shingle_similarity of at least min_similarity.  Each set
+ * is read and detoasted once, when a pair first needs it, and stays in
+ * memory; the pairs are read a batch at a time.  key and rank are NULLs of
+ * the types of k and r.
+ */
+PG_FUNCTION_INFO_V1(simhash_verify_sets);
+Datum
+simhash_verify_sets(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *sets_query;
+	char	   *pairs_query;
+	float8		min_similarity;
+	SPITupleTable *sets;
+	uint64		nsets;
+	uint64		i;
+	VerifyRow  *rows;
+	int64	  **elems;
+	Size	   *counts;
+	Portal		portal;
+	int			col;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the queries and min_similarity of simhash_verify_sets must not be NULL")));
+	sets_query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	pairs_query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	min_similarity = PG_GETARG_FLOAT8(2);
+	InitMaterializedSRF(fcinfo, 0);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sets_query, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(SPI_result));
+	sets = SPI_tuptable;
+	nsets = SPI_processed;
+	if (sets->tupdesc->natts != 4 || SPI_gettypeid(sets->tupdesc, 1) != TIDOID ||
+		SPI_gettypeid(sets->tupdesc, 4) != INT8ARRAYOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the sets of simhash_verify_sets are not rows (ctid, k, r, s) with a bigint[] s")));
+	/* k and r: of the types of key and rank, as the result's columns */
+	for (col = 2; col <= 3; col++)
+		if (getBaseType(SPI_gettypeid(sets->tupdesc, col)) != getBaseType(TupleDescAttr(rsinfo->setDesc, col - 2)->atttypid))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column %d of the sets of simhash_verify_sets has type %s, not %s", col,
+							format_type_be(SPI_gettypeid(sets->tupdesc, col)),
+							format_type_be(TupleDescAttr(rsinfo->setDesc, col - 2)->atttypid))));
+	rows = palloc_extended(Max(nsets, 1) * sizeof(VerifyRow), MCXT_ALLOC_HUGE);
+	elems = palloc_extended(Max(nsets, 1) * sizeof(int64 *), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	counts = palloc_extended(Max(nsets, 1) * sizeof(Size), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (i = 0; i < nsets; i++)
+	{
+		bool		isnull;
+		Datum		tid = SPI_getbinval(sets->vals[i], sets->tupdesc, 1, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("a row of the sets of simhash_verify_sets has a NULL ctid")));
+		ItemPointerCopy((ItemPointer) DatumGetPointer(tid), &rows[i].tid);
+		rows[i].i = i;
+	}
+	qsort(rows, nsets, sizeof(VerifyRow), verify_row_cmp);
+
+	portal = SPI_cursor_open_with_args(NULL, pairs_query, 0, NULL, NULL, NULL, true, 0);
+	for (;;)
+	{
+		uint64		p;
+
+		SPI_cursor_fetch(portal, true, VERIFY_FETCH);
+		if (SPI_processed == 0)
+			break;
+		if (SPI_tuptable->tupdesc->natts != 3 || SPI_gettypeid(SPI_tuptable->tupdesc, 1) != TIDOID ||
+			SPI_gettypeid(SPI_tuptable->tupdesc, 2) != TIDOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("the pairs of simhash_verify_sets are not rows (tid_a, tid_b, d)")));
+		for (p = 0; p < SPI_processed; p++)
+		{
+			HeapTuple	pair = SPI_tuptable->vals[p];
+			uint64		ab[2];
+			int			side;
+			double		similarity;
+
+			CHECK_FOR_INTERRUPTS();
+			ab[0] = verify_find(pair, SPI_tuptable->tupdesc, 1, rows, nsets);
+			ab[1] = verify_find(pair, SPI_tuptable->tupdesc, 2, rows, nsets);
+			for (side = 0; side < 2; side++)
+			{
+				bool		isnull;
+				Datum		set;
+
+				if (elems[ab[side]] != NULL)
+					continue;
+				set = SPI_getbinval(sets->vals[ab[side]], sets->tupdesc, 4, &isnull);
+				if (isnull)
+					ereport(ERROR,
+							(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+							 errmsg("a set of simhash_verify_sets is NULL")));
+				elems[ab[side]] = shingle_set_elements(DatumGetArrayTypeP(set), &counts[ab[side]], "a set");
+			}
+			similarity = shingle_sorted_jaccard(elems[ab[0]], counts[ab[0]], elems[ab[1]], counts[ab[1]]);
+			if (similarity >= min_similarity)
+			{
+				Datum		values[6];
+				bool		nulls[6];
+
+				for (side = 0; side < 2; side++)
+				{
+					values[2 * side] = SPI_getbinval(sets->vals[ab[side]], sets->tupdesc, 2, &nulls[2 * side]);
+					values[2 * side + 1] = SPI_getbinval(sets->vals[ab[side]], sets->tupdesc, 3, &nulls[2 * side + 1]);
+				}
+				values[4] = SPI_getbinval(pair, SPI_tuptable->tupdesc, 3, &nulls[4]);
+				values[5] = Float8GetDatum(similarity);
+				nulls[5] = false;
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+	return (Datum) 0;
 }

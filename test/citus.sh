@@ -344,6 +344,30 @@ if grep -q "candidates within 49 bits, bands at recall 0.99" <<<"$out" && grep -
 else
 	fail "candidates from the bands on the workers" "$(grep -m3 simhash_mark <<<"$out")"
 fi
+# the verification moves each shingle set at most once per worker that
+# lacks it: the candidates are simhash_pairs() of the local rows (the same
+# bands); the worker of each row in a candidate pair builds its set once, and
+# the set of a pair's larger key goes to the worker of the smaller key only
+# when that is another worker, once for each row and worker
+want=$(q <<'SQL'
+SET simhash.pairs_recall = 0.99;
+CREATE TEMPORARY TABLE cand AS SELECT p.id_a AS a, p.id_b AS b FROM simhash_pairs('SELECT id, shingle_simhash128(body, 3, ''auto'', 0),
+	shingle_simhash128(body, 3, ''auto'', 1) FROM mk_loc WHERE cardinality(shingle_set(body, 3, ''auto'')) > 0', 49) AS p;
+CREATE TEMPORARY TABLE node AS SELECT m.id, p.groupid FROM mk_loc AS m
+	JOIN pg_dist_placement AS p ON p.shardid = get_shard_id_for_distribution_column('mk', m.id);
+SELECT count(*) || ' candidates, ' || (SELECT count(*) FROM (SELECT a FROM cand UNION SELECT b FROM cand) AS r) || ' shingle sets built, '
+	|| (SELECT count(*) FROM (SELECT DISTINCT c.b, na.groupid FROM cand AS c JOIN node AS na ON na.id = c.a JOIN node AS nb ON nb.id = c.b
+							   WHERE na.groupid <> nb.groupid) AS s) || ' sent to another worker'
+FROM cand;
+SQL
+)
+got=$(grep -oE '[0-9]+ candidates|[0-9]+ shingle sets built, [0-9]+ sent to another worker' <<<"$out" | paste -sd '|' | sed 's/|/, /')
+read -r ncand _ _ _ _ _ nsent _ <<<"$got"
+if [ "$got" = "$want" ] && [ "${nsent:-0}" -gt 0 ] && [ "$nsent" -lt "$ncand" ]; then
+	pass "the verification sends a set once for each row and other worker, not once per pair ($got)"
+else
+	fail "the verification sends a set once for each row and other worker" "got '$got', expected '$want'"
+fi
 marked "marks with a rank = the single-node call" "'body', 'dup', rank => 'created'"
 marked "min_similarity 0.6 with a rank = the single-node call" "'body', 'dup', 0.6, 'created'"
 # new rows (copies that rank first: they become the kept rows) and deleted
@@ -471,12 +495,14 @@ bodies() {
 		sed 's/.*issuing SELECT //; s/ FROM .*//' | tr ',' '\n' | grep -cE '^ *([a-z_0-9]+\.)?body( AS .*)?$' || true
 }
 got="$(count 'issuing INSERT INTO public.simhash_query_[0-9]*_rows_[0-9]* .*SELECT q.id, q.fp0, q.fp1 FROM (SELECT mk.id, public.shingle_simhash128') pushed-down inserts of the rows"
-got+=", $(count 'issuing INSERT INTO public.simhash_query_[0-9]*_sets_[0-9]* .*FROM (SELECT mk.id') of the candidates' sets"
+got+=", $(count 'issuing SELECT partition_index, .*worker_partition_query_result(.*public.shingle_set(.* FROM public.mk_[0-9]* mk)') of the candidates' sets (on the shards, to their workers' table)"
+got+=", $(count 'simhash_query_[0-9]*_sent') statements of a table of one set per pair"
 got+=", $(bodies) shard queries that return a body"
 got+=", $(count 'issuing SELECT array_agg(id ORDER BY id)') of the ids"
-got+=", $(count 'issuing SELECT c.ka, c.kb, c.d, public.shingle_similarity') of the verified pairs"
+got+=", $(count 'issuing SELECT .* FROM (SELECT public.simhash_verify_sets(') of the verified pairs (one a worker)"
 got+=", $(count 'issuing COPY') copies from the coordinator, $(grep -E '^kept' <<<"$out")"
-want="32 pushed-down inserts of the rows, 32 of the candidates' sets, 0 shard queries that return a body, 1 of the ids, 32 of the verified pairs, 0 copies from the coordinator"
+want="32 pushed-down inserts of the rows, 32 of the candidates' sets (on the shards, to their workers' table), 0 statements of a table of one set per pair"
+want+=", 0 shard queries that return a body, 1 of the ids, 2 of the verified pairs (one a worker), 0 copies from the coordinator"
 want+=", $(q -c "SELECT 'kept ' || count(*) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') WHERE duplicate_of IS NULL")"
 if [ "$got" = "$want" ]; then pass "verified simhash_dedup on a query of the distributed table runs on the workers ($got)"; else fail "verified simhash_dedup on the workers" "got '$got', expected '$want'"; fi
 # with a rank, and the lineage: the pairs found on the workers by their ids,

@@ -135,7 +135,7 @@ SQL
 	done
 	echo
 	awk '/^received before/ {b = $3} /^received after/ {print "  coordinator backend received " $3 - b " bytes (its TCP sockets)"}' <<<"$out"
-	grep -oE 'simhash_(mark_duplicates|query_distributed): .*' <<<"$out" | sed 's/^/  /' || true
+	grep -oE 'simhash_(mark_duplicates|query_distributed|dist_verify): .*' <<<"$out" | sed 's/^/  /' || true
 }
 for run in $(seq 1 "$runs"); do
 	for t in $key_types; do
