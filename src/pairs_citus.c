@@ -21,7 +21,8 @@
  *
  * simhash_verify_sets() is the verification on a worker, in the distributed
  * calls' last step (simhash_dist_verify()): the shingle sets of the worker's
- * pairs, read once each and held in memory, and its pairs compared.
+ * pairs, read once each and held in memory when maintenance_work_mem holds
+ * them (else joined with each pair), and its pairs compared.
  */
 #include "pairs_citus.h"
 #include "shingle_set.h"
@@ -270,6 +271,72 @@ verify_find(HeapTuple pair, TupleDesc desc, int col, const VerifyRow *rows, uint
 }
 
 /*
+ * The memory that holding the sets of sets_query takes: each set as it is
+ * read and detoasted, and a row's bookkeeping
+ */
+static double
+verify_sets_bytes(const char *sets_query)
+{
+	char	   *q = psprintf("SELECT 2 * COALESCE(pg_catalog.sum(pg_catalog.pg_column_size(x.s)), 0)::pg_catalog.float8 "
+							 "OPERATOR(pg_catalog.+) %d * pg_catalog.count(*) FROM (%s) AS x(t, k, r, s)",
+							 (int) (sizeof(VerifyRow) + 2 * sizeof(void *) + 64), sets_query);
+	bool		isnull;
+	double		bytes;
+
+	if (SPI_execute(q, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(SPI_result));
+	bytes = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	pfree(q);
+	return bytes;
+}
+
+/*
+ * The verification of the pairs by a join of the pairs with their two sets
+ * (the sets read again for each pair, the join spilling beyond work_mem),
+ * for sets that maintenance_work_mem cannot hold, into rsinfo's tuplestore
+ */
+static void
+verify_by_join(ReturnSetInfo *rsinfo, const char *sets_query, const char *pairs_query, float8 min_similarity,
+			   Oid fn_oid)
+{
+	char	   *q = psprintf("SELECT a.k, a.r, b.k, b.r, p.d, v.similarity FROM (%1$s) AS p(tid_a, tid_b, d) "
+							 "JOIN (%2$s) AS a(t, k, r, s) ON a.t OPERATOR(pg_catalog.=) p.tid_a "
+							 "JOIN (%2$s) AS b(t, k, r, s) ON b.t OPERATOR(pg_catalog.=) p.tid_b "
+							 "CROSS JOIN LATERAL (SELECT %3$s.shingle_similarity(a.s, b.s) AS similarity) AS v "
+							 "WHERE v.similarity OPERATOR(pg_catalog.>=) $1",
+							 pairs_query, sets_query, quote_identifier(get_namespace_name(get_func_namespace(fn_oid))));
+	Oid			argtypes[1] = {FLOAT8OID};
+	Datum		args[1];
+	Portal		portal;
+
+	elog(DEBUG1, "simhash_verify_sets: the sets over maintenance_work_mem, the pairs verified by a join");
+	args[0] = Float8GetDatum(min_similarity);
+	portal = SPI_cursor_open_with_args(NULL, q, 1, argtypes, args, NULL, true, 0);
+	for (;;)
+	{
+		uint64		p;
+
+		SPI_cursor_fetch(portal, true, VERIFY_FETCH);
+		if (SPI_processed == 0)
+			break;
+		for (p = 0; p < SPI_processed; p++)
+		{
+			Datum		values[6];
+			bool		nulls[6];
+			int			col;
+
+			CHECK_FOR_INTERRUPTS();
+			for (col = 0; col < 6; col++)
+				values[col] = SPI_getbinval(SPI_tuptable->vals[p], SPI_tuptable->tupdesc, col + 1, &nulls[col]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+}
+
+/*
  * simhash_verify_sets(sets_query, pairs_query, min_similarity, key, rank):
  * the verification of the pairs of one worker, in memory.  sets_query gives
  * the rows (ctid, k, r, s) of the worker: a row's ctid, its key, what the
@@ -309,6 +376,13 @@ simhash_verify_sets(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* the sets in memory when maintenance_work_mem holds them, else a join */
+	if (verify_sets_bytes(sets_query) > (double) maintenance_work_mem * 1024)
+	{
+		verify_by_join(rsinfo, sets_query, pairs_query, min_similarity, fcinfo->flinfo->fn_oid);
+		SPI_finish();
+		return (Datum) 0;
+	}
 	if (SPI_execute(sets_query, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(SPI_result));
 	sets = SPI_tuptable;

@@ -476,6 +476,12 @@ agree "query-text simhash_dedup, 64 bits, simhash.pairs_recall = 0.9" \
 	"$(q -c "SET simhash.pairs_recall = 0.9" -c "SELECT count(*) || ' ' || md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('SELECT id, simhash(body) FROM mk', 8) d")" \
 	"$(q -c "SET simhash.pairs_recall = 0.9" -c "SELECT count(*) || ' ' || md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('SELECT id, simhash(body) FROM mk_loc', 8) d")"
 form "query-text simhash_lineage, verified" "SELECT * FROM simhash_lineage('V256', 49, 0.8, 'center', 3, 'auto')"
+# with a maintenance_work_mem on the workers that cannot hold their sets,
+# each worker verifies its pairs by a join with their sets instead
+agree "query-text simhash_dedup, verified, the workers' sets over maintenance_work_mem" \
+	"$(q -c "BEGIN" -c "SET citus.propagate_set_commands = 'local'" -c "SET LOCAL maintenance_work_mem = '1MB'" \
+		-c "SELECT count(*) || ' ' || md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('$v256_mk', 49, 0.8, 3, 'auto') d" -c "COMMIT" | grep -E '^[0-9]+ [0-9a-f]+$')" \
+	"$(q -c "SELECT count(*) || ' ' || md5(string_agg(d::text, ',' ORDER BY d::text)) FROM simhash_dedup('$v256_mk_loc', 49, 0.8, 3, 'auto') d")"
 form "query-text simhash_lineage, 'single', a rank" "SELECT * FROM simhash_lineage('SELECT id, $fp256, created FROM TBL', 49, 'single')"
 form "query-text simhash_dedup_keyed, verified, a rank" "SELECT * FROM simhash_dedup_keyed(NULL::bigint, 'R256', 49, 0.8)"
 # the verified dedup on the workers: the query's ids and fingerprints stay
