@@ -317,40 +317,29 @@ VACUUM ANALYZE g_plain;
 SELECT insert_batch('g_plain', 'g text index', 'ON CONFLICT DO NOTHING', 'SELECT id, body FROM g_batch');
 VACUUM g_plain;
 REINDEX INDEX g_body;
--- one lookup in the table of the gate's size: the function form by its text index
-CREATE TABLE g_timing (j bigint, ms float8);
-DO $$
+-- lookups in the table of the gate's size, the function form by its text
+-- index, of the rows (j, body) of src, each timed the second time
+CREATE TABLE g_timing (src text, j bigint, ms float8);
+CREATE PROCEDURE g_time(label text, src text) LANGUAGE plpgsql AS $$
 DECLARE rec record; t0 timestamptz; pass int; v bigint[];
 BEGIN
 	FOR pass IN 1..2 LOOP
-		FOR rec IN SELECT * FROM queries ORDER BY j LOOP
+		FOR rec IN EXECUTE src LOOP
 			t0 := clock_timestamp();
 			SELECT array_agg(id) INTO v FROM g_plain WHERE simhash_similar(body, rec.body, 0.8);
 			IF pass = 2 THEN
-				INSERT INTO g_timing VALUES (rec.j, extract(epoch FROM clock_timestamp() - t0) * 1000);
+				INSERT INTO g_timing VALUES (label, rec.j, extract(epoch FROM clock_timestamp() - t0) * 1000);
 			END IF;
 		END LOOP;
 	END LOOP;
 END $$;
-INSERT INTO res SELECT 'g lookup median ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM g_timing;
--- one lookup a row of the batch: the same statement for a sample of the rows
--- the gate checks, their mean (the gate's cost is a mean over its rows)
-CREATE TABLE g_timing_batch (id bigint, ms float8);
-DO $$
-DECLARE rec record; t0 timestamptz; pass int; v bigint[];
-BEGIN
-	FOR pass IN 1..2 LOOP
-		FOR rec IN SELECT id, body FROM g_batch ORDER BY md5(id::text) LIMIT current_setting('bench.probes')::int LOOP
-			t0 := clock_timestamp();
-			SELECT array_agg(id) INTO v FROM g_plain WHERE simhash_similar(body, rec.body, 0.8);
-			IF pass = 2 THEN
-				INSERT INTO g_timing_batch VALUES (rec.id, extract(epoch FROM clock_timestamp() - t0) * 1000);
-			END IF;
-		END LOOP;
-	END LOOP;
-END $$;
-INSERT INTO res SELECT 'g lookup of batch rows mean ms', avg(ms) FROM g_timing_batch;
-INSERT INTO res SELECT 'g lookup of batch rows median ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM g_timing_batch;
+CALL g_time('queries', 'SELECT j, body FROM queries ORDER BY j');
+INSERT INTO res SELECT 'g lookup median ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM g_timing WHERE src = 'queries';
+-- one lookup a row of the batch: a sample of the rows the gate checks,
+-- their mean (the gate's cost is a mean over its rows)
+CALL g_time('batch', 'SELECT id AS j, body FROM g_batch ORDER BY md5(id::text) LIMIT ' || current_setting('bench.probes'));
+INSERT INTO res SELECT 'g lookup of batch rows mean ms', avg(ms) FROM g_timing WHERE src = 'batch';
+INSERT INTO res SELECT 'g lookup of batch rows median ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FROM g_timing WHERE src = 'batch';
 -- the cost per row broken down: the fingerprint of each row of the batch
 SELECT timed('batch detoast', 'SELECT sum(length(body)) FROM batch');
 SELECT timed('batch fingerprint', $$SELECT count(shingle_simhash256(body, 3, 'auto')) FROM batch$$);
