@@ -2,7 +2,9 @@
 -- the pairs of a worker's shingle sets compared with the sets in memory,
 -- or, when maintenance_work_mem cannot hold the sets, by a join of the
 -- pairs with their two sets: the same verified pairs, exact similarities
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 -- 1,200 texts of 80 words, in groups of three that differ in one word
 CREATE TABLE vs_sets AS
 SELECT i AS k, i % 7 AS r, shingle_set(body, 3, 'auto') AS s
