@@ -255,7 +255,7 @@ verify_find(HeapTuple pair, TupleDesc desc, int col, const VerifyRow *rows, uint
 	bool		isnull;
 	Datum		tid = SPI_getbinval(pair, desc, col, &isnull);
 	VerifyRow	key;
-	VerifyRow  *found = NULL;
+	const VerifyRow *found = NULL;
 
 	if (!isnull)
 	{
